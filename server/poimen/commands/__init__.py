@@ -1,0 +1,1 @@
+"""`mem` subcommands: each module defines `register(app)`."""

