@@ -1,0 +1,55 @@
+"""Where the vault is, which project we are in, and the engine's settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def default_vault() -> Path:
+    """`POIMEN_VAULT`, else `$XDG_DATA_HOME/poimen` (one vault for all projects)."""
+    if os.environ.get("POIMEN_VAULT"):
+        return Path(os.environ["POIMEN_VAULT"]).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "poimen"
+
+
+def default_project(cwd: Path | None = None) -> str:
+    """The git root's name, else the folder's name."""
+    cwd = Path(cwd or Path.cwd())
+    try:
+        root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd,
+                              capture_output=True, text=True, timeout=5, check=False)
+        if root.returncode == 0 and root.stdout.strip():
+            return Path(root.stdout.strip()).name
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return cwd.resolve().name or "default"
+
+
+@dataclass
+class Settings:
+    """Engine settings; adapters parse their own options into this."""
+
+    generator: dict = field(default_factory=lambda: {"backend": "embedded"})
+    budget: int = 1200
+    derived_filter: bool = True
+    derived_thresholds: dict = field(default_factory=dict)
+    near_duplicate: float = 0.95
+    leg_timeout_s: float = 2.0
+    fault_injection: dict = field(default_factory=dict)  # leg -> "fail" | "delay:<s>"
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        settings = cls()
+        if os.environ.get("POIMEN_GENERATOR"):
+            settings.generator = {"backend": os.environ["POIMEN_GENERATOR"],
+                                  "url": os.environ.get("POIMEN_GENERATOR_URL"),
+                                  "model": os.environ.get("POIMEN_GENERATOR_MODEL")}
+        if os.environ.get("POIMEN_FAULTS"):  # e.g. "skills=fail,tier2=delay:3"
+            for part in os.environ["POIMEN_FAULTS"].split(","):
+                leg, _, mode = part.partition("=")
+                settings.fault_injection[leg.strip()] = mode.strip() or "fail"
+        return settings

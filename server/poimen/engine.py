@@ -1,0 +1,295 @@
+"""The engine: the one facade the CLI, HTTP and LSP adapters call.
+
+Write path: redact → derived filter → L0 + signatures → gate → log → symptom
+projection → embed. Read path: `poimen.context.lookup`. No adapter imports here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .canonical import sha256_text
+from .config import Settings, default_project, default_vault
+from .embed import Embedder, EmbedderUnavailable
+from .gate import Verdict, judge
+from .redact import redact
+from .signatures import Signature, extract
+from .vault import Vault, projection_record
+
+SOURCES = ("terminal", "diagnostic", "ci", "transcript", "note")
+
+
+class InputError(ValueError):
+    """A caller's mistake, worded for the caller."""
+
+
+@dataclass
+class IngestResult:
+    evidence_sha: str | None
+    signatures: list[Signature]
+    derived: object | None = None
+    redactions: tuple[tuple[str, int], ...] = ()
+    new: bool = True
+
+    def to_json(self) -> dict:
+        return {"evidence_sha": self.evidence_sha, "new": self.new,
+                "signatures": [signature_json(s) for s in self.signatures],
+                "derived": derived_json(self.derived),
+                "redactions": [{"kind": k, "count": n} for k, n in self.redactions]}
+
+
+@dataclass
+class RememberResult:
+    sha: str | None
+    verdict: str
+    reason: str
+    projection: dict | None = None
+    redactions: tuple[tuple[str, int], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"sha": self.sha, "verdict": self.verdict, "reason": self.reason,
+                "projection": self.projection,
+                "redactions": [{"kind": k, "count": n} for k, n in self.redactions]}
+
+
+@dataclass
+class Proposal:
+    level: str
+    text: str
+    parents: Sequence[str] = ()
+    supersedes: str | None = None
+    without_evidence: bool = False
+    project: str | None = None
+    tool: str | None = None
+
+
+def signature_json(sig: Signature) -> dict:
+    return {"tool": sig.tool, "kind": sig.kind, "sig_sha": sig.sig_sha,
+            "message": sig.message, "frames": list(sig.frames), "family": sig.family,
+            "rule": sig.rule, "line": sig.line}
+
+
+def derived_json(match) -> dict | None:
+    if match is None:
+        return None
+    return {"kind": match.kind, "name": match.name, "artifact_sha": match.artifact_sha,
+            "overlap": round(match.overlap, 4), "threshold": match.threshold}
+
+
+class Engine:
+    def __init__(self, vault: str | Path | None = None, project: str | None = None,
+                 settings: Settings | None = None, create: bool = True):
+        self.settings = settings or Settings.from_env()
+        self.project = project or default_project()
+        self._embedder: Embedder | None = None
+        self._generator = None
+        self._artifacts = None
+        try:
+            model_id = self.embedder.model_id
+        except EmbedderUnavailable:
+            model_id = ""
+        self.vault = Vault(Path(vault) if vault else default_vault(), self._embed_texts,
+                           model_id=model_id, project_symptoms=self._reproject,
+                           create=create)
+
+    # -- parts, loaded when first needed ------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = Embedder()
+        return self._embedder
+
+    def _embed_texts(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed(texts)
+
+    @property
+    def generator(self):
+        if self._generator is None:
+            from .symptoms import make_generator
+
+            self._generator = make_generator(self.settings.generator, self.embedder)
+        return self._generator
+
+    @property
+    def artifacts(self):
+        if self._artifacts is None:
+            from .derived import ArtifactIndex
+
+            self._artifacts = ArtifactIndex.load(self.vault.path,
+                                                 self.settings.derived_thresholds or None)
+        return self._artifacts
+
+    @property
+    def store(self):
+        return self.vault.store
+
+    # -- write path ---------------------------------------------------------------
+    def ingest(self, text: str | bytes, source: str = "terminal", tool: str | None = None,
+               meta: dict | None = None) -> IngestResult:
+        """Record L0 evidence (redacted); derived text is logged as excluded, not kept."""
+        if source not in SOURCES:
+            raise InputError(f"unknown source {source!r} (one of {', '.join(SOURCES)})")
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", errors="replace")
+        text = text.replace("\x00", "\ufffd")
+        cleaned = redact(text)
+        if self.settings.derived_filter:
+            match = self.artifacts.check(cleaned.text)
+            if match is not None:
+                self.vault.commit([{
+                    "type": "derived_excluded", "source": source, "project": self.project,
+                    "text_sha": sha256_text(cleaned.text), "matched": derived_json(match),
+                    "meta": meta or {}}])
+                return IngestResult(None, [], match, cleaned.findings, new=False)
+        signatures = extract(cleaned.text, tool=tool)
+        record = {
+            "type": "evidence", "text": cleaned.text, "source": source,
+            "tool": tool or (signatures[0].tool if signatures else ""),
+            "project": self.project, "meta": meta or {},
+            "signatures": [{"sig_sha": s.sig_sha, "tool": s.tool, "kind": s.kind,
+                            "family": s.family, "message": s.message} for s in signatures]}
+        if not self.settings.derived_filter:
+            record["derived_filter"] = "disabled"
+        ((sha, new),) = self.vault.commit([record])
+        return IngestResult(sha, signatures, None, cleaned.findings, new)
+
+    def remember(self, level: str, text: str, parents: Sequence[str] = (),
+                 supersedes: str | None = None, without_evidence: bool = False
+                 ) -> RememberResult:
+        return self.remember_many([Proposal(level, text, parents, supersedes,
+                                            without_evidence)])[0]
+
+    def remember_many(self, proposals: Iterable[Proposal]) -> list[RememberResult]:
+        """Put proposals through the gate; accepted ones get a symptom projection."""
+        proposals = list(proposals)
+        cleaned = [redact(p.text) for p in proposals]
+        vectors = self.vault.embed([c.text for c in cleaned])
+        results: list[RememberResult] = []
+        with self.vault.log.locked():
+            self.vault.catch_up()
+            records, verdicts = [], []
+            batch_texts: dict[str, int] = {}
+            for proposal, clean, vector in zip(proposals, cleaned, vectors):
+                verdict = judge(self.store, proposal.level, clean.text, proposal.parents,
+                                proposal.supersedes, proposal.without_evidence, vector,
+                                self.settings.near_duplicate)
+                twin = batch_texts.get(clean.text)
+                if verdict.verdict == "accepted" and twin is not None:
+                    verdict = Verdict("rejected", "duplicate of another proposal in this batch")
+                verdicts.append(verdict)
+                records.append(self._gate_record(proposal, clean.text, verdict))
+                batch_texts.setdefault(clean.text, len(records) - 1)
+            shas = self.vault.commit(records)
+            projections = []
+            for (sha, _), verdict, record in zip(shas, verdicts, records):
+                if verdict.verdict == "accepted":
+                    projections.append((sha, self.generator.project(
+                        record["text"], self.vault.evidence_messages(record["parents"]))))
+            self.vault.embed([p.text for _, p in projections if p.text])
+            self.vault.commit([projection_record(sha, p) for sha, p in projections])
+            shown = {sha: _projection_json(p) for sha, p in projections}
+        for (sha, _), verdict, clean in zip(shas, verdicts, cleaned):
+            memory = {"accepted": sha, "reinforced": verdict.existing}.get(verdict.verdict)
+            results.append(RememberResult(memory, verdict.verdict, verdict.reason,
+                                          shown.get(sha), clean.findings))
+        return results
+
+    def _gate_record(self, proposal: Proposal, text: str, verdict: Verdict) -> dict:
+        project = proposal.project or self.project
+        if verdict.verdict == "rejected":
+            return {"type": "memory_rejected", "level": proposal.level, "text": text,
+                    "parents": list(proposal.parents), "reason": verdict.reason,
+                    "project": project, "attempt": uuid.uuid4().hex}
+        if verdict.verdict == "reinforced":
+            return {"type": "reinforced", "memory": verdict.existing,
+                    "parents": list(proposal.parents), "text": text, "project": project}
+        record = {"type": "memory", "level": proposal.level, "text": text,
+                  "parents": list(proposal.parents), "project": project,
+                  "tool": proposal.tool or ""}
+        if proposal.supersedes:
+            record["supersedes"] = proposal.supersedes
+        if proposal.without_evidence:
+            record["without_evidence"] = True
+        return record
+
+    def _reproject(self, text: str, evidence: list[str]) -> dict:
+        return projection_record("", self.generator.project(text, evidence))
+
+    def record_occurrence(self, sig_sha: str, project: str | None = None,
+                          request_id: str | None = None) -> bool:
+        """Note that a known signature was seen again; a repeated request_id counts once."""
+        record = {"type": "occurrence", "sig_sha": sig_sha,
+                  "project": project or self.project,
+                  "request_id": request_id or uuid.uuid4().hex}
+        ((_, new),) = self.vault.commit([record])
+        return new
+
+    # -- read path ----------------------------------------------------------------
+    def context(self, request: dict) -> dict:
+        from .context import lookup
+
+        return lookup(self, request)
+
+    def signatures(self, text: str | bytes, tool: str | None = None) -> list[Signature]:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", errors="replace")
+        return extract(redact(text).text, tool=tool)
+
+    def search(self, query: str, kind: str = "both", limit: int = 10) -> list[dict]:
+        """Raw tier-2 search: cosine scores per path, for inspection and evaluation."""
+        if kind not in ("text", "symptom", "both"):
+            raise InputError("kind must be text, symptom or both")
+        vector = self.embedder.embed_one(redact(query).text)
+        kinds = ("text", "symptom") if kind == "both" else (kind,)
+        best: dict[str, tuple[float, str]] = {}
+        for k in kinds:
+            for hit in self.store.search_vectors(vector, kind=k, limit=limit,
+                                                 levels=("L1", "L2")):
+                if hit.memory_sha not in best or hit.score > best[hit.memory_sha][0]:
+                    best[hit.memory_sha] = (hit.score, k)
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+        rows = self.store.memories([sha for sha, _ in ranked])
+        return [{"sha": sha, "level": rows[sha].level, "score": score,
+                 "matched_kind": k, "text": rows[sha].text}
+                for sha, (score, k) in ranked if sha in rows]
+
+    def memory(self, sha: str) -> dict | None:
+        row = self.store.memories([sha]).get(sha)
+        if row is None:
+            return None
+        successor = self.store.successor(sha) if row.superseded_by else None
+        return {"sha": row.sha, "level": row.level, "text": row.text,
+                "project": row.project, "tool": row.tool, "source": row.source,
+                "created": row.created, "parents": list(row.parents),
+                "superseded_by": row.superseded_by or None, "successor": successor,
+                "signatures": sorted({s["sig_sha"] for s in self.store.signatures_of([sha])})}
+
+    def symptoms(self, sha: str) -> dict | None:
+        return self.store.symptom_projection(sha)
+
+    def rebuild(self, progress=None) -> dict:
+        applied = self.vault.rebuild(progress)
+        return {"records": applied.records, "projection_drift": applied.projection_drift}
+
+    def stats(self) -> dict:
+        store = self.store
+        levels = {lv: store.count("memories", f"level = '{lv}'") for lv in ("L0", "L1", "L2", "R")}
+        return {"vault": str(self.vault.path), "memories": levels,
+                "superseded": store.count("memories", "superseded_by != ''"),
+                "vectors": {k: store.count("vectors", f"kind = '{k}'")
+                            for k in ("text", "symptom")},
+                "signatures": store.count("signatures"),
+                "occurrences": store.count("occurrences"),
+                "log_records": sum(1 for _ in self.vault.log.entries()),
+                "log_bytes": sum(self.vault.log.sizes().values())}
+
+
+def _projection_json(projection) -> dict:
+    return {"lines": [{"text": l.text, "origin": l.origin} for l in projection.lines],
+            "dropped": [list(d) for d in projection.dropped],
+            "model_id": projection.model_id, "prompt_sha": projection.prompt_sha}

@@ -1,0 +1,272 @@
+"""The append-only log: the vault's only authoritative state.
+
+Layout: `log/segments/<writer>.jsonl`, one record per line,
+`{"sha": sha256(canonical(rec)), "at": ISO time, "rec": {...}}`. Each writer (a host,
+by default) appends to its own segment, so segments from several machines merge by
+set union. Appends take an inter-process lock (flock), write the whole line and fsync
+before returning: a returned append is durable. Re-appending a record whose sha is
+already present is a no-op. A torn last line (crash mid-write) is repaired on open and
+the repair itself is logged; a bad line anywhere else is an error naming its offset.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import heapq
+import json
+import os
+import socket
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .canonical import canonical, record_sha, sha256_text
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+class LogCorrupt(RuntimeError):
+    """A line in the middle of a segment cannot be read."""
+
+    def __init__(self, segment: str, offset: int, reason: str):
+        super().__init__(f"log segment {segment} is corrupt at byte {offset}: {reason}")
+        self.segment, self.offset, self.reason = segment, offset, reason
+
+
+@dataclass(frozen=True)
+class Entry:
+    sha: str
+    at: str
+    rec: dict
+    segment: str
+    offset: int
+    end: int
+
+
+def default_writer() -> str:
+    name = os.environ.get("POIMEN_WRITER") or socket.gethostname() or "local"
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:64]
+
+
+def make_dir(path: Path) -> None:
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+
+
+def _format_at(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _parse_line(line: bytes, segment: str, offset: int, verify: bool) -> Entry:
+    end = offset + len(line)
+    try:
+        obj = json.loads(line)
+        sha, at, rec = obj["sha"], obj["at"], obj["rec"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LogCorrupt(segment, offset, f"unreadable record ({exc})") from None
+    if not isinstance(rec, dict) or not isinstance(sha, str) or not isinstance(at, str):
+        raise LogCorrupt(segment, offset, "record has the wrong shape")
+    if verify and record_sha(rec) != sha:
+        raise LogCorrupt(segment, offset, "sha does not match the record's content")
+    return Entry(sha, at, rec, segment, offset, end)
+
+
+class Log:
+    def __init__(self, root: Path, writer: str | None = None):
+        self.root = Path(root)
+        self.segments_dir = self.root / "segments"
+        self.writer = writer or default_writer()
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._lock_fd: int | None = None
+        self._shas: set[str] = set()
+        self._read_upto: dict[str, int] = {}
+        self._last_at = ""
+
+    # -- locking -----------------------------------------------------------------
+    @contextmanager
+    def locked(self):
+        """Hold the inter-process lock (re-entrant within this process)."""
+        with self._thread_lock:
+            if self._depth == 0:
+                make_dir(self.root)
+                fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, FILE_MODE)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._lock_fd = fd
+            self._depth += 1
+            try:
+                if self._depth == 1:
+                    self._follow()
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._lock_fd is not None:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                    os.close(self._lock_fd)
+                    self._lock_fd = None
+
+    # -- opening and repair ---------------------------------------------------------
+    def open(self) -> list[dict]:
+        """Create the layout and repair torn tails; returns the repairs made."""
+        make_dir(self.segments_dir)
+        repairs = []
+        with self.locked():
+            for path in self.segment_paths():
+                repair = self._repair_tail(path)
+                if repair:
+                    repairs.append(repair)
+            for repair in repairs:
+                self.append(repair)
+        return repairs
+
+    def _repair_tail(self, path: Path) -> dict | None:
+        size = path.stat().st_size
+        if size == 0:
+            return None
+        with open(path, "rb") as fh:
+            fh.seek(max(0, size - 1))
+            if fh.read(1) == b"\n":
+                return None
+            start = max(0, size - (1 << 16))
+            while True:
+                fh.seek(start)
+                chunk = fh.read(size - start)
+                cut = chunk.rfind(b"\n")
+                if cut >= 0 or start == 0:
+                    break
+                start = max(0, start - (1 << 20))
+        tail_offset = start + cut + 1 if cut >= 0 else 0
+        tail = chunk[cut + 1:] if cut >= 0 else chunk
+        try:
+            _parse_line(tail, path.name, tail_offset, verify=True)
+            complete = True
+        except LogCorrupt:
+            complete = False
+        fd = os.open(path, os.O_RDWR)
+        try:
+            if complete:  # the whole record made it; only its newline is missing
+                os.lseek(fd, 0, os.SEEK_END)
+                os.write(fd, b"\n")
+            else:
+                torn_dir = self.root / "torn"
+                make_dir(torn_dir)
+                saved = torn_dir / f"{path.stem}-{tail_offset}.bin"
+                with open(os.open(saved, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE),
+                          "wb") as out:
+                    out.write(tail)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.ftruncate(fd, tail_offset)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._read_upto.pop(path.name, None)
+        return {"type": "log_repair", "segment": path.name, "offset": tail_offset,
+                "torn_bytes": len(tail), "torn_sha": sha256_text(tail.decode("utf-8", "replace")),
+                "action": "completed newline" if complete else "cut torn tail"}
+
+    # -- reading ------------------------------------------------------------------
+    def segment_paths(self) -> list[Path]:
+        if not self.segments_dir.is_dir():
+            return []
+        return sorted(self.segments_dir.glob("*.jsonl"))
+
+    def read_segment(self, path: Path, start: int = 0, verify: bool = False
+                     ) -> Iterator[Entry]:
+        """Complete lines of one segment from byte `start`; a torn tail is not yielded."""
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            offset = start
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    return
+                if line.strip():
+                    yield _parse_line(line, path.name, offset, verify)
+                offset += len(line)
+
+    def entries(self, verify: bool = False) -> list[Entry]:
+        """Every record, merged across segments by time (then segment, then position)."""
+        streams = [self.read_segment(p, verify=verify) for p in self.segment_paths()]
+        return list(heapq.merge(*streams, key=lambda e: (e.at, e.segment, e.offset)))
+
+    def entries_after(self, offsets: dict[str, int]) -> tuple[list[Entry], dict[str, int]]:
+        """Records past `offsets` (segment -> byte), and the offsets after them."""
+        new_offsets = dict(offsets)
+        found: list[Entry] = []
+        for path in self.segment_paths():
+            start = offsets.get(path.name, 0)
+            if path.stat().st_size <= start:
+                continue
+            end = start
+            for entry in self.read_segment(path, start):
+                found.append(entry)
+                end = entry.end
+            new_offsets[path.name] = end
+        found.sort(key=lambda e: (e.at, e.segment, e.offset))
+        return found, new_offsets
+
+    def sizes(self) -> dict[str, int]:
+        return {p.name: p.stat().st_size for p in self.segment_paths()}
+
+    def _follow(self) -> None:
+        """Learn the shas other processes appended since we last looked."""
+        for path in self.segment_paths():
+            start = self._read_upto.get(path.name, 0)
+            if path.stat().st_size <= start:
+                continue
+            end = start
+            for entry in self.read_segment(path, start):
+                self._shas.add(entry.sha)
+                end = entry.end
+                if path.name == f"{self.writer}.jsonl":
+                    self._last_at = max(self._last_at, entry.at)
+            self._read_upto[path.name] = end
+
+    # -- appending ------------------------------------------------------------------
+    def contains(self, sha: str) -> bool:
+        with self.locked():
+            return sha in self._shas
+
+    def append(self, rec: dict) -> tuple[str, bool]:
+        """Append one record; returns (sha, appended). Durable when it returns."""
+        return self.append_many([rec])[0]
+
+    def append_many(self, recs: Iterable[dict]) -> list[tuple[str, bool]]:
+        results = []
+        with self.locked():
+            make_dir(self.segments_dir)
+            path = self.segments_dir / f"{self.writer}.jsonl"
+            lines = []
+            for rec in recs:
+                sha = record_sha(rec)
+                if sha in self._shas:
+                    results.append((sha, False))
+                    continue
+                at = self._next_at()
+                lines.append(canonical({"at": at, "rec": rec, "sha": sha}) + "\n")
+                self._shas.add(sha)
+                results.append((sha, True))
+            if lines:
+                data = "".join(lines).encode("utf-8")
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if self._read_upto.get(path.name, 0) + len(data) == path.stat().st_size:
+                    self._read_upto[path.name] = path.stat().st_size
+        return results
+
+    def _next_at(self) -> str:
+        now = _format_at(datetime.now(timezone.utc))
+        if now <= self._last_at:
+            last = datetime.strptime(self._last_at, "%Y-%m-%dT%H:%M:%S.%fZ")
+            now = _format_at(last + timedelta(microseconds=1))
+        self._last_at = now
+        return now

@@ -1,0 +1,281 @@
+"""LanceDB projections of the log: memory nodes, vectors, signatures, occurrences.
+
+Nothing here is authoritative; `Vault.rebuild` drops it all and replays the log. Writes
+come only from `Vault` (under the log lock); reads come from anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from .embed import DIM
+
+LEVELS = ("L0", "L1", "L2", "R")
+
+MEMORIES = pa.schema([
+    ("sha", pa.string()), ("level", pa.string()), ("text", pa.string()),
+    ("project", pa.string()), ("tool", pa.string()), ("source", pa.string()),
+    ("created", pa.string()), ("superseded_by", pa.string()),
+    ("parents", pa.list_(pa.string())), ("meta", pa.string()),
+])
+VECTORS = pa.schema([
+    ("id", pa.string()), ("memory_sha", pa.string()), ("kind", pa.string()),
+    ("level", pa.string()), ("project", pa.string()), ("model", pa.string()),
+    ("live", pa.bool_()), ("vector", pa.list_(pa.float32(), DIM)),
+])
+SIGNATURES = pa.schema([
+    ("id", pa.string()), ("sig_sha", pa.string()), ("memory_sha", pa.string()),
+    ("level", pa.string()), ("tool", pa.string()), ("kind", pa.string()),
+    ("family", pa.string()), ("message", pa.string()), ("project", pa.string()),
+    ("at", pa.string()),
+])
+OCCURRENCES = pa.schema([
+    ("sha", pa.string()), ("sig_sha", pa.string()), ("project", pa.string()),
+    ("request_id", pa.string()), ("at", pa.string()),
+])
+PROJECTIONS = pa.schema([
+    ("memory_sha", pa.string()), ("text", pa.string()), ("lines", pa.string()),
+    ("dropped", pa.string()), ("model_id", pa.string()), ("prompt_sha", pa.string()),
+    ("projection_sha", pa.string()),
+])
+TABLES = {"memories": (MEMORIES, "sha"), "vectors": (VECTORS, "id"),
+          "signatures": (SIGNATURES, "id"), "occurrences": (OCCURRENCES, "sha"),
+          "projections": (PROJECTIONS, "memory_sha")}
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    sha: str
+    level: str
+    text: str
+    project: str
+    tool: str
+    source: str
+    created: str
+    superseded_by: str
+    parents: tuple[str, ...]
+    meta: dict
+
+    @classmethod
+    def from_arrow(cls, row: dict) -> "MemoryRow":
+        return cls(row["sha"], row["level"], row["text"], row["project"], row["tool"],
+                   row["source"], row["created"], row["superseded_by"],
+                   tuple(row["parents"] or ()), json.loads(row["meta"] or "{}"))
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    memory_sha: str
+    kind: str
+    score: float
+
+
+@dataclass(frozen=True)
+class TextHit:
+    memory_sha: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SignatureLink:
+    sig_sha: str
+    memory_sha: str
+    tool: str
+    project: str
+    level: str
+    message: str
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(_quote(v) for v in values)})"
+
+
+class Store:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.db = lancedb.connect(str(self.path))
+        self._tables: dict[str, lancedb.table.Table] = {}
+        self._fts_ready = False
+
+    def table(self, name: str):
+        if name not in self._tables:
+            schema, _ = TABLES[name]
+            try:
+                self._tables[name] = self.db.open_table(name)
+            except (FileNotFoundError, ValueError):
+                self._tables[name] = self.db.create_table(name, schema=schema,
+                                                          exist_ok=True)
+        return self._tables[name]
+
+    def refresh(self) -> None:
+        """See other processes' commits."""
+        for tbl in self._tables.values():
+            tbl.checkout_latest()
+
+    def drop(self) -> None:
+        self._tables.clear()
+        self.db = None
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.db = lancedb.connect(str(self.path))
+        self._fts_ready = False
+
+    # -- writes (Vault only) -----------------------------------------------------------
+    def put(self, name: str, rows: list[dict], upsert: bool = False) -> None:
+        if not rows:
+            return
+        schema, key = TABLES[name]
+        data = pa.Table.from_pylist(rows, schema=schema)
+        tbl = self.table(name)
+        if upsert:
+            (tbl.merge_insert(key).when_matched_update_all()
+             .when_not_matched_insert_all().execute(data))
+        else:
+            tbl.add(data)
+        if name == "memories":
+            self._fts_ready = False
+
+    def update(self, name: str, where: str, values: dict) -> None:
+        self.table(name).update(where=where, values=values)
+
+    def optimize(self) -> None:
+        from datetime import timedelta
+
+        for name in TABLES:
+            self.table(name).optimize(cleanup_older_than=timedelta(seconds=0))
+
+    # -- reads -------------------------------------------------------------------
+    def memories(self, shas: Sequence[str]) -> dict[str, MemoryRow]:
+        shas = list(dict.fromkeys(shas))
+        if not shas:
+            return {}
+        rows = (self.table("memories").search().where(_in("sha", shas))
+                .limit(len(shas) + 1).to_list())
+        return {r["sha"]: MemoryRow.from_arrow(r) for r in rows}
+
+    def all_memories(self, levels: Sequence[str] | None = None) -> list[MemoryRow]:
+        query = self.table("memories").search()
+        if levels:
+            query = query.where(_in("level", levels))
+        rows = query.limit(self.table("memories").count_rows() + 1).to_list()
+        return [MemoryRow.from_arrow(r) for r in rows]
+
+    def count(self, name: str, where: str | None = None) -> int:
+        return self.table(name).count_rows(where)
+
+    def successor(self, sha: str) -> str | None:
+        """Follow supersession to the live memory (None if `sha` is unknown)."""
+        seen = set()
+        current = self.memories([sha]).get(sha)
+        if current is None:
+            return None
+        while current.superseded_by and current.sha not in seen:
+            seen.add(current.sha)
+            nxt = self.memories([current.superseded_by]).get(current.superseded_by)
+            if nxt is None:
+                break
+            current = nxt
+        return current.sha
+
+    def search_vectors(self, vector: np.ndarray, kind: str | None = None, limit: int = 20,
+                       levels: Sequence[str] | None = None,
+                       include_superseded: bool = False) -> list[VectorHit]:
+        tbl = self.table("vectors")
+        if tbl.count_rows() == 0:
+            return []
+        clauses = []
+        if kind:
+            clauses.append(f"kind = {_quote(kind)}")
+        if levels:
+            clauses.append(_in("level", levels))
+        if not include_superseded:
+            clauses.append("live = true")
+        query = tbl.search(np.asarray(vector, dtype=np.float32)).metric("cosine")
+        if clauses:
+            query = query.where(" AND ".join(clauses), prefilter=True)
+        rows = query.limit(limit).select(["memory_sha", "kind"]).to_list()
+        return [VectorHit(r["memory_sha"], r["kind"], round(1.0 - float(r["_distance"]), 6))
+                for r in rows]
+
+    def search_fulltext(self, query: str, limit: int = 20,
+                        levels: Sequence[str] | None = None,
+                        include_superseded: bool = False) -> list[TextHit]:
+        tbl = self.table("memories")
+        if not query.strip() or tbl.count_rows() == 0:
+            return []
+        self._ensure_fts()
+        clauses = []
+        if levels:
+            clauses.append(_in("level", levels))
+        if not include_superseded:
+            clauses.append("superseded_by = ''")
+        search = tbl.search(query, query_type="fts")
+        if clauses:
+            search = search.where(" AND ".join(clauses), prefilter=True)
+        rows = search.limit(limit).select(["sha"]).to_list()
+        return [TextHit(r["sha"], round(float(r["_score"]), 6)) for r in rows]
+
+    def _ensure_fts(self) -> None:
+        if self._fts_ready:
+            return
+        tbl = self.table("memories")
+        if not any(getattr(i, "columns", None) == ["text"] for i in tbl.list_indices()):
+            tbl.create_fts_index("text", replace=True)
+        self._fts_ready = True
+
+    def reindex_fulltext(self) -> None:
+        """Rebuild the FTS index so it covers every row (after bulk writes)."""
+        if self.table("memories").count_rows():
+            self.table("memories").create_fts_index("text", replace=True)
+            self._fts_ready = True
+
+    def signature_links(self, sig_sha: str) -> list[SignatureLink]:
+        rows = (self.table("signatures").search().where(f"sig_sha = {_quote(sig_sha)}")
+                .limit(10_000).to_list())
+        return sorted((SignatureLink(r["sig_sha"], r["memory_sha"], r["tool"], r["project"],
+                                     r["level"], r["message"]) for r in rows),
+                      key=lambda s: (s.level, s.memory_sha))
+
+    def signatures_of(self, memory_shas: Sequence[str]) -> list[dict]:
+        if not memory_shas:
+            return []
+        return (self.table("signatures").search().where(_in("memory_sha", memory_shas))
+                .limit(100_000).to_list())
+
+    def seen(self, sig_sha: str) -> tuple[int, str | None]:
+        """How often a signature was seen (evidence + occurrences) and when last."""
+        where = f"sig_sha = {_quote(sig_sha)}"
+        evidence = (self.table("signatures").search()
+                    .where(f"{where} AND level = 'L0'").select(["at"]).limit(100_000).to_list())
+        occurrences = (self.table("occurrences").search().where(where)
+                       .select(["at"]).limit(1_000_000).to_list())
+        times = [r["at"] for r in evidence] + [r["at"] for r in occurrences]
+        return len(times), (max(times)[:10] if times else None)
+
+    def symptom_projection(self, sha: str) -> dict | None:
+        rows = (self.table("projections").search().where(f"memory_sha = {_quote(sha)}")
+                .limit(1).to_list())
+        if not rows:
+            return None
+        row = rows[0]
+        return {"memory_sha": row["memory_sha"], "text": row["text"],
+                "lines": json.loads(row["lines"]), "dropped": json.loads(row["dropped"]),
+                "model_id": row["model_id"], "prompt_sha": row["prompt_sha"],
+                "projection_sha": row["projection_sha"]}
+
+    def dump(self, name: str) -> list[dict]:
+        """Every row of a table, sorted by key (for rebuild comparisons)."""
+        _, key = TABLES[name]
+        rows = self.table(name).to_arrow().to_pylist()
+        return sorted(rows, key=lambda r: r[key])

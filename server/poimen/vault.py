@@ -1,0 +1,326 @@
+"""The vault: the log plus its LanceDB projections, kept in step.
+
+Every write goes: append to the log (durable) → apply to the projections → advance
+the watermark in `projection.json`, all under the log lock. A crash anywhere in
+between is repaired on the next open by applying what the log holds past the
+watermark. `rebuild()` drops every projection and replays the whole log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .canonical import canonical, sha256_text
+from .log import FILE_MODE, Entry, Log, make_dir
+from .store import Store, _in, _quote
+
+VECTOR_LEVELS = ("L1", "L2", "R")
+NODE_TEXT_LIMIT = 64 * 1024  # evidence beyond this stays in the log, not the node
+OPTIMIZE_EVERY = 200         # applied writes between LanceDB housekeeping runs
+
+
+class VaultError(RuntimeError):
+    """A vault cannot be used as asked (missing, not a vault, …)."""
+
+
+@dataclass
+class Applied:
+    """What one apply pass wrote; `projection_drift` is filled by rebuilds."""
+
+    records: int = 0
+    projection_drift: list[str] = field(default_factory=list)
+
+
+class Vault:
+    def __init__(self, path: Path, embed: Callable[[list[str]], np.ndarray],
+                 model_id: str = "",
+                 project_symptoms: Callable[[str, list[str]], dict] | None = None,
+                 create: bool = True):
+        self.path = Path(path).expanduser()
+        if not create and not (self.path / "log").is_dir():
+            raise VaultError(f"no vault at {self.path} (run `mem init` first)")
+        make_dir(self.path)
+        self.log = Log(self.path / "log")
+        self.store = Store(self.path / "lance")
+        self._embed = embed
+        self.model_id = model_id
+        self._project_symptoms = project_symptoms
+        self._vector_cache: dict[str, np.ndarray] = {}
+        self._since_optimize = 0
+        self.repairs = self.log.open()
+        self.catch_up()
+
+    # -- embedding ----------------------------------------------------------------
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for texts, memoised so pre-embedding outside the lock pays off."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vector_cache]
+        if missing:
+            for text, vec in zip(missing, self._embed(missing)):
+                self._vector_cache[text] = vec
+        vectors = np.stack([self._vector_cache[t] for t in texts]) if texts else \
+            np.zeros((0, 384), np.float32)
+        if len(self._vector_cache) > 4096:
+            self._vector_cache.clear()
+        return vectors
+
+    # -- the watermark ----------------------------------------------------------------
+    def _watermark_path(self) -> Path:
+        return self.path / "projection.json"
+
+    def _watermark(self) -> dict[str, int]:
+        try:
+            return json.loads(self._watermark_path().read_text())["offsets"]
+        except (FileNotFoundError, ValueError, KeyError):
+            return {}
+
+    def _save_watermark(self, offsets: dict[str, int]) -> None:
+        tmp = self._watermark_path().with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        with open(fd, "w") as fh:
+            fh.write(canonical({"offsets": offsets}))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self._watermark_path())
+
+    def catch_up(self) -> int:
+        """Apply what the log holds past the watermark (after a crash, or another writer)."""
+        if self.log.sizes() == self._watermark():
+            self.store.refresh()
+            return 0
+        with self.log.locked():
+            entries, offsets = self.log.entries_after(self._watermark())
+            self._apply(entries, upsert=True)
+            self._save_watermark(offsets)
+            self.store.refresh()
+            return len(entries)
+
+    # -- writing ------------------------------------------------------------------
+    def commit(self, records: Iterable[dict]) -> list[tuple[str, bool]]:
+        """Append records and project them; returns (sha, newly appended) per record."""
+        records = list(records)
+        with self.log.locked():
+            self.catch_up()
+            before = self.log.sizes()
+            results = self.log.append_many(records)
+            entries, offsets = self.log.entries_after(before)
+            self._apply(entries, upsert=False)
+            merged = self._watermark()
+            merged.update(offsets)
+            self._save_watermark(merged)
+            self._housekeeping(len(entries))
+        return results
+
+    def _housekeeping(self, applied: int) -> None:
+        self._since_optimize += applied
+        if self._since_optimize >= OPTIMIZE_EVERY:
+            self.store.optimize()
+            self.store.reindex_fulltext()
+            self._since_optimize = 0
+
+    def rebuild(self, progress: Callable[[int, int], None] | None = None,
+                batch: int = 256) -> Applied:
+        """Drop every projection and replay the whole log."""
+        with self.log.locked():
+            entries = self.log.entries(verify=True)
+            self.store.drop()
+            total = Applied()
+            for start in range(0, len(entries), batch):
+                part = self._apply(entries[start:start + batch], upsert=False, check=True)
+                total.records += part.records
+                total.projection_drift += part.projection_drift
+                if progress:
+                    progress(min(start + batch, len(entries)), len(entries))
+            self._save_watermark(self.log.sizes())
+            self.store.optimize()
+            self.store.reindex_fulltext()
+        return total
+
+    # -- projecting records -----------------------------------------------------------
+    def _apply(self, entries: list[Entry], upsert: bool, check: bool = False) -> Applied:
+        batch = _Batch(self.store)
+        applied = Applied()
+        for entry in entries:
+            handler = getattr(self, "_on_" + str(entry.rec.get("type")), None)
+            if handler is not None:
+                handler(entry, batch, applied, check)
+            applied.records += 1
+        texts = [row["_text"] for row in batch.rows["vectors"].values()]
+        vectors = self.embed(texts)
+        for row, vec in zip(batch.rows["vectors"].values(), vectors):
+            row.pop("_text")
+            row["vector"] = vec.tolist()
+            row["model"] = self.model_id
+        batch.flush(upsert)
+        return applied
+
+    def _on_evidence(self, entry: Entry, batch: "_Batch", applied: Applied, check: bool):
+        rec = entry.rec
+        batch.add_memory(entry, "L0", rec["text"][:NODE_TEXT_LIMIT], rec)
+        for sig in rec.get("signatures", ()):
+            batch.add_signature(sig, entry.sha, "L0", rec.get("project", ""), entry.at)
+
+    def _on_reference(self, entry: Entry, batch: "_Batch", applied: Applied, check: bool):
+        batch.add_memory(entry, "R", entry.rec["text"], entry.rec)
+        batch.add_vector(entry.sha, "text", "R", entry.rec.get("project", ""),
+                         entry.rec["text"])
+
+    def _on_memory(self, entry: Entry, batch: "_Batch", applied: Applied, check: bool):
+        rec = entry.rec
+        level = rec["level"]
+        project = rec.get("project", "")
+        batch.add_memory(entry, level, rec["text"], rec)
+        batch.add_vector(entry.sha, "text", level, project, rec["text"])
+        if rec.get("supersedes"):
+            batch.supersede(rec["supersedes"], entry.sha)
+        batch.link_parent_signatures(entry.sha, level, project, rec.get("parents", ()),
+                                     entry.at)
+
+    def _on_reinforced(self, entry: Entry, batch: "_Batch", applied: Applied, check: bool):
+        rec = entry.rec
+        memory = batch.memory(rec["memory"])
+        if memory is None:
+            return
+        parents = list(dict.fromkeys(list(memory["parents"]) + list(rec["parents"])))
+        batch.change_memory(rec["memory"], {"parents": parents})
+        batch.link_parent_signatures(rec["memory"], memory["level"], memory["project"],
+                                     rec["parents"], entry.at)
+
+    def _on_projection(self, entry: Entry, batch: "_Batch", applied: Applied, check: bool):
+        rec = entry.rec
+        text = "\n".join(line["text"] for line in rec["lines"])
+        if check and self._project_symptoms is not None:
+            memory = batch.memory(rec["memory"])
+            if memory is not None:
+                again = self._project_symptoms(memory["text"], self.evidence_messages(
+                    memory["parents"], batch))
+                if again["projection_sha"] != rec["projection_sha"]:
+                    applied.projection_drift.append(rec["memory"])
+        batch.rows["projections"][rec["memory"]] = {
+            "memory_sha": rec["memory"], "text": text, "lines": canonical(rec["lines"]),
+            "dropped": canonical(rec.get("dropped", [])), "model_id": rec["model_id"],
+            "prompt_sha": rec["prompt_sha"], "projection_sha": rec["projection_sha"]}
+        memory = batch.memory(rec["memory"])
+        if text and memory is not None:
+            batch.add_vector(rec["memory"], "symptom", memory["level"], memory["project"],
+                             text, live=not memory["superseded_by"])
+
+    def _on_occurrence(self, entry: Entry, batch: "_Batch", applied: Applied, check: bool):
+        rec = entry.rec
+        batch.rows["occurrences"][entry.sha] = {
+            "sha": entry.sha, "sig_sha": rec["sig_sha"], "project": rec.get("project", ""),
+            "request_id": rec.get("request_id") or "", "at": entry.at}
+
+    # -- helpers for the engine ------------------------------------------------------
+    def evidence_messages(self, parents: Sequence[str], batch: "_Batch | None" = None
+                          ) -> list[str]:
+        """Normalised failure messages in the given evidence (parents), in order."""
+        messages = []
+        for parent in parents:
+            sigs = (batch.signatures_for(parent) if batch is not None
+                    else self.store.signatures_of([parent]))
+            for sig in sorted(sigs, key=lambda s: s["id"]):
+                if sig["level"] == "L0" and sig["message"] not in messages:
+                    messages.append(sig["message"])
+        return messages
+
+
+class _Batch:
+    """Rows gathered while applying records, flushed to LanceDB in one go per table."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.rows: dict[str, dict[str, dict]] = {t: {} for t in (
+            "memories", "vectors", "signatures", "occurrences", "projections")}
+        self.changes: dict[str, dict] = {}   # memory sha -> column changes (stored rows)
+
+    def memory(self, sha: str) -> dict | None:
+        if sha in self.rows["memories"]:
+            return self.rows["memories"][sha]
+        stored = self.store.memories([sha]).get(sha)
+        if stored is None:
+            return None
+        row = {"sha": stored.sha, "level": stored.level, "text": stored.text,
+               "project": stored.project, "superseded_by": stored.superseded_by,
+               "parents": list(stored.parents)}
+        row.update(self.changes.get(sha, {}))
+        return row
+
+    def add_memory(self, entry: Entry, level: str, text: str, rec: dict) -> None:
+        meta = {k: rec[k] for k in ("without_evidence", "heading", "path", "meta")
+                if k in rec}
+        self.rows["memories"][entry.sha] = {
+            "sha": entry.sha, "level": level, "text": text,
+            "project": rec.get("project", ""), "tool": rec.get("tool") or "",
+            "source": rec.get("source", ""), "created": entry.at, "superseded_by": "",
+            "parents": list(rec.get("parents", ())), "meta": canonical(meta)}
+
+    def change_memory(self, sha: str, values: dict) -> None:
+        if sha in self.rows["memories"]:
+            self.rows["memories"][sha].update(values)
+        else:
+            self.changes.setdefault(sha, {}).update(values)
+
+    def add_vector(self, sha: str, kind: str, level: str, project: str, text: str,
+                   live: bool = True) -> None:
+        self.rows["vectors"][f"{sha}:{kind}"] = {
+            "id": f"{sha}:{kind}", "memory_sha": sha, "kind": kind, "level": level,
+            "project": project, "model": "", "live": live, "_text": text}
+
+    def add_signature(self, sig: dict, memory_sha: str, level: str, project: str,
+                      at: str) -> None:
+        key = f"{sig['sig_sha']}:{memory_sha}"
+        self.rows["signatures"][key] = {
+            "id": key, "sig_sha": sig["sig_sha"], "memory_sha": memory_sha, "level": level,
+            "tool": sig.get("tool", ""), "kind": sig.get("kind", ""),
+            "family": sig.get("family", ""), "message": sig.get("message", ""),
+            "project": project, "at": at}
+
+    def signatures_for(self, memory_sha: str) -> list[dict]:
+        pending = [r for r in self.rows["signatures"].values()
+                   if r["memory_sha"] == memory_sha]
+        return pending or self.store.signatures_of([memory_sha])
+
+    def link_parent_signatures(self, memory_sha: str, level: str, project: str,
+                               parents: Sequence[str], at: str) -> None:
+        for parent in parents:
+            for sig in self.signatures_for(parent):
+                if sig["level"] == "L0":
+                    self.add_signature(sig, memory_sha, level, project, at)
+
+    def supersede(self, old: str, new: str) -> None:
+        self.change_memory(old, {"superseded_by": new})
+        for kind in ("text", "symptom"):
+            key = f"{old}:{kind}"
+            if key in self.rows["vectors"]:
+                self.rows["vectors"][key]["live"] = False
+        self.changes.setdefault(old, {})["_vectors_dead"] = True
+
+    def flush(self, upsert: bool) -> None:
+        for name, rows in self.rows.items():
+            self.store.put(name, list(rows.values()), upsert=upsert)
+        dead = [sha for sha, v in self.changes.items() if v.pop("_vectors_dead", False)]
+        changed = {sha: v for sha, v in self.changes.items()
+                   if v and sha not in self.rows["memories"]}
+        if changed:
+            stored = self.store.table("memories").search().where(
+                _in("sha", changed)).limit(len(changed) + 1).to_list()
+            for row in stored:
+                row.update(changed[row["sha"]])
+            self.store.put("memories", stored, upsert=True)
+        if dead:
+            self.store.update("vectors", _in("memory_sha", dead), {"live": False})
+
+
+def projection_record(memory_sha: str, projection) -> dict:
+    """The log record for a symptom projection (see `poimen.symptoms.Projection`)."""
+    lines = [{"text": line.text, "origin": line.origin} for line in projection.lines]
+    return {"type": "projection", "memory": memory_sha, "lines": lines,
+            "dropped": [list(d) for d in projection.dropped],
+            "model_id": projection.model_id, "prompt_sha": projection.prompt_sha,
+            "projection_sha": sha256_text(canonical(lines))}
