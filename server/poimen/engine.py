@@ -276,6 +276,14 @@ class Engine:
         applied = self.vault.rebuild(progress)
         return {"records": applied.records, "projection_drift": applied.projection_drift}
 
+    def derived_violations(self) -> list[str]:
+        """Evidence in the vault that matches an emitted artifact (should be none)."""
+        from .derived import verify_evidence
+
+        evidence = ((e.sha, e.rec["text"]) for e in self.vault.log.entries()
+                    if e.rec.get("type") == "evidence")
+        return [str(v) for v in verify_evidence(self.artifacts, evidence)]
+
     def stats(self) -> dict:
         store = self.store
         levels = {lv: store.count("memories", f"level = '{lv}'") for lv in ("L0", "L1", "L2", "R")}

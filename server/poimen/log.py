@@ -53,7 +53,10 @@ def default_writer() -> str:
 
 
 def make_dir(path: Path) -> None:
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create a user-only folder (and its missing parents)."""
+    if not path.is_dir():
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        os.chmod(path, DIR_MODE)
 
 
 def _format_at(moment: datetime) -> str:

@@ -141,6 +141,34 @@ class Vault:
             self.store.reindex_fulltext()
         return total
 
+    def verify(self) -> list[str]:
+        """Problems found: unreadable log lines, and projections that differ from the log."""
+        from .log import LogCorrupt
+
+        try:
+            entries = self.log.entries(verify=True)
+        except LogCorrupt as exc:
+            return [str(exc)]
+        problems = []
+        if self.log.sizes() != self._watermark():
+            problems.append("projections have not applied the whole log")
+        nodes = {e.sha for e in entries if e.rec.get("type") in ("evidence", "memory", "reference")}
+        stored = {row["sha"] for row in self.store.dump("memories")}
+        for sha in sorted(nodes - stored):
+            problems.append(f"log record {sha} has no memory row")
+        for sha in sorted(stored - nodes):
+            problems.append(f"memory row {sha} is not in the log")
+        vectors = {(r["memory_sha"], r["kind"]) for r in self.store.dump("vectors")}
+        expected = {(e.sha, "text") for e in entries
+                    if e.rec.get("type") in ("memory", "reference")}
+        expected |= {(e.rec["memory"], "symptom") for e in entries
+                     if e.rec.get("type") == "projection" and e.rec["lines"]}
+        for sha, kind in sorted(expected - vectors):
+            problems.append(f"memory {sha} lacks its {kind} vector")
+        for sha, kind in sorted(vectors - expected):
+            problems.append(f"{kind} vector for {sha} has no log record")
+        return problems
+
     # -- projecting records -----------------------------------------------------------
     def _apply(self, entries: list[Entry], upsert: bool, check: bool = False) -> Applied:
         batch = _Batch(self.store)

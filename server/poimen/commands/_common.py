@@ -1,0 +1,55 @@
+"""What every `mem` subcommand shares: the engine for this call, output, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Callable
+
+import typer
+
+from ..config import Settings
+
+
+class Options:
+    """The global options (`--vault`, `--project`, `--json`), carried in `ctx.obj`."""
+
+    def __init__(self, vault: Path | None, project: str | None, json_output: bool):
+        self.vault, self.project, self.json = vault, project, json_output
+        self.settings = Settings.from_env()
+        self._engine = None
+
+    def engine(self, create: bool = False):
+        if self._engine is None:
+            from ..engine import Engine
+
+            self._engine = Engine(self.vault, self.project, self.settings, create=create)
+        return self._engine
+
+
+def options(ctx: typer.Context) -> Options:
+    return ctx.find_root().obj
+
+
+def engine(ctx: typer.Context, create: bool = False):
+    return options(ctx).engine(create=create)
+
+
+def emit(ctx: typer.Context, data, human: Callable[[], str] | str | None = None) -> None:
+    """JSON with `--json` (stable shapes, see docs/CLI.md), else the human text."""
+    if options(ctx).json or human is None:
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    else:
+        text = human() if callable(human) else human
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def read_input(path: str) -> str:
+    """A file's text, or standard input for `-`; bytes that are not UTF-8 are replaced."""
+    if path == "-":
+        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    file = Path(path)
+    if not file.is_file():
+        raise typer.BadParameter(f"no such file: {path}")
+    return file.read_bytes().decode("utf-8", errors="replace")

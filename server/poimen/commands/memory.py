@@ -1,0 +1,149 @@
+"""`mem ingest`, `mem remember`, `mem import`, `mem search`: what goes in, raw lookups."""
+
+from __future__ import annotations
+
+import json
+
+from typing import List, Optional
+
+import typer
+
+from ..engine import SOURCES, InputError, Proposal
+from ._common import emit, engine, read_input
+from .vault import progress_bar
+
+IMPORT_BATCH = 64
+
+
+def _ingest_line(result) -> str:
+    if result.derived is not None:
+        d = result.derived
+        return (f"excluded as derived: matches {d.kind} {d.name!r} "
+                f"(overlap {d.overlap:.2f} ≥ {d.threshold:.2f})")
+    lines = [f"evidence {result.evidence_sha}" + ("" if result.new else " (already known)")]
+    for sig in result.signatures:
+        lines.append(f"  signature {sig.sig_sha[:12]}  {sig.tool}/{sig.kind}  {sig.message[:90]}")
+    for kind, count in result.redactions:
+        lines.append(f"  redacted {count} × {kind}")
+    return "\n".join(lines)
+
+
+def _remember_line(result) -> str:
+    head = f"{result.verdict}: {result.reason}" + (f"\nmemory {result.sha}" if result.sha else "")
+    if result.projection is not None:
+        lines = result.projection["lines"]
+        head += f"\nsymptom projection ({len(lines)} lines, {result.projection['model_id']})"
+        head += "".join(f"\n  [{l['origin']}] {l['text']}" for l in lines)
+    return head
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def ingest(ctx: typer.Context,
+               files: List[str] = typer.Argument(..., help="Files to read, or - for stdin."),
+               source: str = typer.Option("terminal", "--source",
+                                          help="terminal|diagnostic|ci|transcript|note"),
+               tool: Optional[str] = typer.Option(None, "--tool",
+                                                  help="The tool that printed it (else inferred)."),
+               no_derived_filter: bool = typer.Option(
+                   False, "--no-derived-filter",
+                   help="Debugging only: keep text that quotes our own artifacts.")):
+        """Add L0 evidence; prints evidence shas, signatures and derived exclusions."""
+        if source not in SOURCES:
+            raise typer.BadParameter(f"--source must be one of {', '.join(SOURCES)}")
+        opts_engine = engine(ctx, create=True)
+        if no_derived_filter:
+            typer.secho("warning: the derived-content filter is OFF; this is recorded in the log",
+                        fg="red", err=True)
+            opts_engine.settings.derived_filter = False
+        results = []
+        for name in files:
+            result = opts_engine.ingest(read_input(name), source=source, tool=tool,
+                                        meta={"file": name})
+            results.append({"file": name, **result.to_json()})
+            if not ctx.find_root().obj.json:
+                typer.echo(f"{name}: {_ingest_line(result)}")
+        if ctx.find_root().obj.json:
+            emit(ctx, {"results": results})
+
+    @app.command()
+    def remember(ctx: typer.Context,
+                 level: str = typer.Option(..., "--level", help="L1 (one failure) or L2 (general)."),
+                 text: str = typer.Option(..., "--text", help="The lesson, as you'd explain it."),
+                 parent: List[str] = typer.Option([], "--parent",
+                                                  help="Evidence (L1) or lesson (L2) sha it rests on."),
+                 supersedes: Optional[str] = typer.Option(None, "--supersedes",
+                                                          help="The memory this one replaces."),
+                 without_evidence: bool = typer.Option(
+                     False, "--without-evidence", help="Written without citing evidence.")):
+        """Propose a memory to the gate; prints its sha, the verdict and its projection."""
+        result = engine(ctx, create=True).remember(level, text, parent, supersedes,
+                                                   without_evidence)
+        emit(ctx, result.to_json(), lambda: _remember_line(result))
+        if result.verdict == "rejected":
+            raise typer.Exit(1)
+
+    @app.command("import")
+    def import_(ctx: typer.Context,
+                file: str = typer.Argument(..., help="JSONL file, or - for stdin.")):
+        """Bulk-import memories from JSONL (see docs/CLI.md for the line format)."""
+        eng = engine(ctx, create=True)
+        items = _parse_import(read_input(file))
+        counts: dict[str, int] = {}
+        shas = []
+        with progress_bar() as bar:
+            task = bar.add_task("importing", total=len(items))
+            for start in range(0, len(items), IMPORT_BATCH):
+                part = items[start:start + IMPORT_BATCH]
+                proposals = []
+                for item in part:
+                    parents = list(item.get("parents", []))
+                    for evidence in item["evidence"]:
+                        got = eng.ingest(evidence, source=item.get("source", "note"),
+                                         tool=item.get("tool"))
+                        if got.evidence_sha:
+                            parents.append(got.evidence_sha)
+                    proposals.append(Proposal(
+                        item.get("level", "L1"), item["text"], parents, item.get("supersedes"),
+                        not parents, item.get("project"), item.get("tool")))
+                for item, result in zip(part, eng.remember_many(proposals)):
+                    counts[result.verdict] = counts.get(result.verdict, 0) + 1
+                    shas.append({"id": item.get("id"), "sha": result.sha,
+                                 "verdict": result.verdict, "reason": result.reason})
+                bar.update(task, advance=len(part))
+        emit(ctx, {"counts": counts, "memories": shas},
+             lambda: f"imported {len(items)} memories: "
+             + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+
+    @app.command()
+    def search(ctx: typer.Context,
+               query: str = typer.Argument(..., help="Text to search for."),
+               kind: str = typer.Option("both", "--kind", help="text|symptom|both"),
+               limit: int = typer.Option(10, "--limit", min=1, max=200)):
+        """Raw tier-2 vector search with scores (inspection and evaluation)."""
+        hits = engine(ctx).search(query, kind=kind, limit=limit)
+        emit(ctx, {"hits": hits}, lambda: "\n".join(
+            f"{h['score']:.3f}  {h['matched_kind']:<7} {h['level']} {h['sha'][:12]}  "
+            f"{h['text'][:100]}" for h in hits) or "no hits")
+
+
+def _parse_import(text: str) -> list[dict]:
+    """Lines of `{text, level?, evidence?: str|[str], tool?, project?, parents?, id?}`."""
+    items = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"import line {number}: not JSON ({exc})") from None
+        if not isinstance(item, dict) or not isinstance(item.get("text") or item.get("memory"), str):
+            raise InputError(f"import line {number}: needs a \"text\" string")
+        item.setdefault("text", item.get("memory"))
+        evidence = item.get("evidence") or []
+        item["evidence"] = [evidence] if isinstance(evidence, str) else list(evidence)
+        items.append(item)
+    return items
+
+
+

@@ -1,0 +1,70 @@
+"""`mem init`, `mem stats`, `mem rebuild`, `mem verify`: the vault itself."""
+
+from __future__ import annotations
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ._common import emit, engine
+
+
+def progress_bar() -> Progress:
+    from rich.console import Console
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def init(ctx: typer.Context):
+        """Create a vault (or open an existing one) and say where it is."""
+        eng = engine(ctx, create=True)
+        emit(ctx, {"vault": str(eng.vault.path), "project": eng.project},
+             f"vault ready at {eng.vault.path} (project {eng.project})")
+
+    @app.command()
+    def stats(ctx: typer.Context):
+        """Counts of memories per level, vectors, signatures and log size."""
+        data = engine(ctx).stats()
+        emit(ctx, data, lambda: "\n".join(
+            [f"vault       {data['vault']}",
+             "memories    " + "  ".join(f"{k} {v}" for k, v in data["memories"].items()),
+             f"superseded  {data['superseded']}",
+             "vectors     " + "  ".join(f"{k} {v}" for k, v in data["vectors"].items()),
+             f"signatures  {data['signatures']}   occurrences {data['occurrences']}",
+             f"log         {data['log_records']} records, {data['log_bytes']} bytes"]))
+
+    @app.command()
+    def rebuild(ctx: typer.Context,
+                from_log: bool = typer.Option(False, "--from-log",
+                                              help="Drop every projection and replay the log.")):
+        """Recreate every projection (tables, symptom vectors, indexes) from the log."""
+        if not from_log:
+            raise typer.BadParameter("say --from-log: rebuilding always replays the log")
+        eng = engine(ctx)
+        with progress_bar() as bar:
+            task = bar.add_task("rebuilding", total=None)
+            result = eng.rebuild(lambda done, total: bar.update(task, completed=done,
+                                                               total=total))
+        emit(ctx, result, lambda: f"rebuilt from {result['records']} log records; "
+             + (f"{len(result['projection_drift'])} symptom projections differ from the log "
+                "(generator changed): " + ", ".join(result["projection_drift"])
+                if result["projection_drift"] else "projections match the log"))
+
+    @app.command()
+    def verify(ctx: typer.Context,
+               derived_filter: bool = typer.Option(
+                   False, "--derived-filter",
+                   help="Also check that no evidence matches an emitted artifact.")):
+        """Check log integrity (every sha) and that projections hold what the log says."""
+        eng = engine(ctx)
+        problems = eng.vault.verify()
+        if derived_filter:
+            problems += eng.derived_violations()
+        data = {"ok": not problems, "problems": problems}
+        emit(ctx, data, lambda: "vault ok" if not problems else
+             "\n".join(f"problem: {p}" for p in problems))
+        if problems:
+            raise typer.Exit(1)
+
