@@ -55,7 +55,9 @@ def default_writer() -> str:
 def make_dir(path: Path) -> None:
     """Create a user-only folder (and its missing parents)."""
     if not path.is_dir():
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            make_dir(path.parent)
+        path.mkdir(mode=DIR_MODE, exist_ok=True)
         os.chmod(path, DIR_MODE)
 
 
