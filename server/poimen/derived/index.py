@@ -1,0 +1,141 @@
+"""An inverted index over artifact shingles that recognises a record quoting an artifact.
+
+Overlap is containment of the artifact in the record, |A ∩ R| / |A|: a record that
+quotes a skill inside a long conversation contains nearly all of the skill's shingles,
+while one that names it or discusses it contains few. References may be long and
+quoted in part, so a long reference (over twice `REFERENCE_WINDOW` shingles) is
+also measured window by window
+(`REFERENCE_WINDOW` shingles, a quarter window apart); the best of the whole and its
+windows is the overlap. See docs/DERIVED.md for why this, and not a record-side
+measure, is the choice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .manifest import KINDS, Artifact, read_manifest
+from .shingles import shingles
+
+DEFAULT_THRESHOLD = 0.8
+REFERENCE_WINDOW = 100
+
+
+@dataclass(frozen=True)
+class DerivedMatch:
+    kind: str
+    name: str
+    artifact_sha: str
+    overlap: float           # containment of the artifact (or its best window) in the record
+    threshold: float         # the kind's threshold the overlap was compared with
+    shingles_matched: int
+    shingles_measured: int   # size of what overlap was measured over (artifact or window)
+    measure: str             # "whole" | "window"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Violation:
+    evidence_sha: str
+    match: DerivedMatch
+
+    def to_dict(self) -> dict:
+        return {"evidence_sha": self.evidence_sha, **self.match.to_dict()}
+
+
+def _checked_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]:
+    merged = dict.fromkeys(KINDS, DEFAULT_THRESHOLD)
+    for kind, value in (thresholds or {}).items():
+        if kind not in KINDS:
+            raise ValueError(f"threshold for unknown artifact kind {kind!r} (kinds: {KINDS})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise ValueError(f"threshold for {kind} must be a number in (0, 1], got {value!r}")
+        merged[kind] = float(value)
+    return merged
+
+
+def _windows(sequence: tuple[int, ...], size: int) -> list[tuple[int, ...]]:
+    """Full windows of `size`, a quarter window apart, the last one flush with the end."""
+    starts = list(range(0, len(sequence) - size + 1, size // 4))
+    if starts[-1] != len(sequence) - size:
+        starts.append(len(sequence) - size)
+    return [sequence[i:i + size] for i in starts]
+
+
+class ArtifactIndex:
+    """Shingle → artifact postings, with per-kind containment thresholds."""
+
+    def __init__(self, thresholds: dict[str, float] | None = None):
+        self.thresholds = _checked_thresholds(thresholds)
+        self._artifacts: list[Artifact] = []
+        self._keys: set[tuple[str, str, str]] = set()
+        self._postings: dict[int, list[int]] = {}
+
+    @classmethod
+    def load(cls, vault_dir: Path, thresholds: dict[str, float] | None = None) -> "ArtifactIndex":
+        """The index of `<vault>/.artifacts.jsonl`; raises ManifestError on a corrupt line."""
+        index = cls(thresholds)
+        for artifact in read_manifest(Path(vault_dir)):
+            index.add(artifact)
+        return index
+
+    def __len__(self) -> int:
+        return len(self._artifacts)
+
+    @property
+    def artifacts(self) -> tuple[Artifact, ...]:
+        return tuple(self._artifacts)
+
+    def add(self, artifact: Artifact) -> None:
+        """Index one artifact (a repeat of a known kind, name and sha is ignored)."""
+        if artifact.key in self._keys:
+            return
+        self._keys.add(artifact.key)
+        position = len(self._artifacts)
+        self._artifacts.append(artifact)
+        for shingle in set(artifact.shingles):
+            self._postings.setdefault(shingle, []).append(position)
+
+    def check(self, text: str) -> DerivedMatch | None:
+        """The artifact `text` quotes, if any reaches its kind's threshold; best first."""
+        record = set(shingles(text))
+        counts: Counter[int] = Counter()
+        for shingle in record:
+            posting = self._postings.get(shingle)
+            if posting:
+                counts.update(posting)
+        best: tuple | None = None
+        for position, matched in counts.items():
+            match = self._measure(self._artifacts[position], matched, record)
+            if match is not None:
+                rank = (match.overlap, match.shingles_matched, -position)
+                if best is None or rank > best[0]:
+                    best = (rank, match)
+        return best[1] if best else None
+
+    def _measure(self, artifact: Artifact, matched: int, record: set[int]) -> DerivedMatch | None:
+        threshold = self.thresholds[artifact.kind]
+        size = len(artifact.shingles)
+        found = (matched / size, matched, size, "whole")
+        windowed = artifact.kind == "reference" and size > 2 * REFERENCE_WINDOW
+        if windowed and found[0] < threshold and matched >= threshold * REFERENCE_WINDOW:
+            for window in _windows(artifact.shingles, REFERENCE_WINDOW):
+                hits = sum(1 for s in window if s in record)
+                if hits / len(window) > found[0]:
+                    found = (hits / len(window), hits, len(window), "window")
+        if found[0] < threshold:
+            return None
+        return DerivedMatch(artifact.kind, artifact.name, artifact.sha256, round(found[0], 4),
+                            threshold, found[1], found[2], found[3])
+
+
+def verify_evidence(index: ArtifactIndex,
+                    evidence: Iterable[tuple[str, str]]) -> list[Violation]:
+    """Every (sha, text) evidence record that matches an artifact: what should not be there."""
+    return [Violation(sha, match) for sha, text in evidence
+            if (match := index.check(text)) is not None]

@@ -1,0 +1,355 @@
+"""The derived-content filter: manifest, normalisation and the shingle index."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from poimen.derived import (MANIFEST, ArtifactIndex, ManifestError, normalise_for_shingles,
+                            read_manifest, record_artifact, shingles, verify_evidence)
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
+
+
+def _rows(name: str) -> dict[str, dict]:
+    return {row["id"]: row for row in map(json.loads, (DATA / name).read_text().splitlines())}
+
+
+CASE = _rows("cases.jsonl")["npm-eresolve-peer-react-major"]
+REFERENCES = _rows("reference.jsonl")
+ERROR_EXCERPT = "\n".join(CASE["evidence"].splitlines()[:6])
+
+SKILL = f"""---
+name: npm-eresolve-peer-deps
+description: What to do when npm refuses to install because a peer range excludes your React.
+---
+
+# npm ERESOLVE after a React major upgrade
+
+## When this applies
+The install stops with a dependency tree conflict like this one:
+
+```text
+{ERROR_EXCERPT}
+```
+
+## What is going on
+A **widget library** we depend on still declares a *peer* range for the previous
+React major, so npm 7 and later refuse to build a tree that contains both. The
+library usually works with the new major; only its metadata lags behind.
+
+## Steps
+1. Check the library's changelog or issue tracker for a release that widens the
+   peer range, and upgrade to it when one exists.
+2. Otherwise pin the override in `package.json` under `overrides`, scoped to that
+   library, and leave a comment with the upstream issue link.
+3. Only as a stopgap run `npm install --legacy-peer-deps`, and never use `--force`,
+   which also silences unrelated conflicts.
+
+- Re-run the test suite after the override lands.
+- Remove the override once upstream ships the wider range.
+"""
+
+NAME = "npm-eresolve-peer-deps"
+
+
+def _reformat(markdown: str) -> str:
+    """The skill as it reappears in a chat: fences gone, bullets changed, lines re-wrapped."""
+    lines = []
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            continue
+        line = line.lstrip("#").strip()
+        if line[:2] in ("1.", "2.", "3."):
+            line = "* " + line[2:].strip()
+        elif line.startswith("- "):
+            line = "  + " + line[2:]
+        lines.append(line.replace("**", "__").replace("`", ""))
+    prose = " ".join(lines)
+    return "\n".join("    " + chunk for chunk in textwrap.wrap(prose, width=47))
+
+
+def _transcript(*turns: str) -> str:
+    return "\n\n".join(turns)
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+def test_verbatim_quote_is_excluded(vault):
+    skill = record_artifact(vault, "skill", NAME, SKILL)
+    record = _transcript("user: the install broke again, what now?",
+                         f"assistant: loading skill {NAME}\n{SKILL}",
+                         "assistant: following step 2, I'll add an override.")
+    match = ArtifactIndex.load(vault).check(record)
+    assert match is not None
+    assert (match.kind, match.name, match.artifact_sha) == ("skill", NAME, skill.sha256)
+    assert match.overlap == 1.0 and match.threshold == 0.8
+    assert match.shingles_matched == len(skill.shingles)
+
+
+def test_reformatted_quote_is_excluded(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    quoted = _reformat(SKILL)
+    assert "```" not in quoted and "\n1." not in quoted and "\n- " not in quoted
+    record = _transcript("user: npm install fails on the React 18 branch",
+                         "assistant: here is what the team's skill says:", quoted,
+                         "user: ok, trying the override now")
+    match = ArtifactIndex.load(vault).check(record)
+    assert match is not None and match.name == NAME
+    assert match.overlap >= 0.95
+
+
+def test_quote_inside_a_json_transcript_is_excluded(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    lines = [json.dumps({"role": "user", "content": "the install broke"}),
+             json.dumps({"role": "tool", "content": SKILL}),
+             json.dumps({"role": "assistant", "content": "I will pin an override."})]
+    match = ArtifactIndex.load(vault).check("\n".join(lines))
+    assert match is not None and match.overlap == 1.0
+
+
+def test_mention_by_name_is_not_excluded(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    record = (f"user: did the {NAME} skill help?\n"
+              f"assistant: yes, I used {NAME} and the install went through.")
+    assert ArtifactIndex.load(vault).check(record) is None
+
+
+def test_discussion_paragraph_is_not_excluded(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    record = ("I read the npm ERESOLVE after a React major upgrade skill. It says a widget "
+              "library we depend on still declares a peer range for the previous React major, "
+              "and suggests an override in package.json instead of running npm install "
+              "--legacy-peer-deps. I think the override is overkill here: the library "
+              "already shipped a release that widens the peer range, so we just upgrade it. "
+              "Also the skill should mention pnpm, which reports the same conflict differently.")
+    index = ArtifactIndex.load(vault)
+    assert index.check(record) is None
+    assert len(set(shingles(record)) & set(index.artifacts[0].shingles)) > 0  # it does share phrases
+
+
+def test_recurrence_of_the_error_a_skill_quotes_is_not_excluded(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    index = ArtifactIndex.load(vault)
+    assert index.check(CASE["evidence"]) is None
+    assert index.check(CASE["recurrence"]) is None
+
+
+def test_reference_chunk_is_excluded_with_the_reference_threshold(vault):
+    chunk = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
+    record_artifact(vault, "reference", "nginx#fastcgi_read_timeout", chunk)
+    words = chunk.split()
+    partial = " ".join(words[: int(len(words) * 0.75)])  # three quarters of the chunk
+    record = _transcript("user: nginx answers 504 after a minute on the export page",
+                         "assistant: from the docs:\n> " + "\n> ".join(textwrap.wrap(partial, 60)),
+                         "user: so I raise the timeout for that location. thanks")
+    strict = ArtifactIndex.load(vault)
+    lenient = ArtifactIndex.load(vault, thresholds={"reference": 0.6})
+    assert strict.check(record) is None
+    match = lenient.check(record)
+    assert match is not None and match.kind == "reference" and match.threshold == 0.6
+    assert 0.6 <= match.overlap < 0.8
+    assert ArtifactIndex.load(vault, thresholds={"skill": 0.6}).check(record) is None
+
+
+def test_long_reference_quoted_in_part_is_excluded_by_window(vault):
+    sections = [f"## {ref_id}\n\n{row['reference']}" for ref_id, row in REFERENCES.items()]
+    document = "# Troubleshooting notes\n\n" + "\n\n".join(sections)
+    record_artifact(vault, "reference", "troubleshooting.md", document)
+    go = REFERENCES["ref-go-send-on-nil-channel-deadlock"]["reference"]
+    record = _transcript("user: my program dies with all goroutines are asleep",
+                         "assistant: the reference says:\n" + textwrap.fill(go, 50),
+                         "user: the constructor's error was ignored, that's it")
+    match = ArtifactIndex.load(vault).check(record)
+    assert match is not None and match.measure == "window" and match.overlap >= 0.8
+    one_sentence = go.split(";")[0]
+    assert ArtifactIndex.load(vault).check(f"the spec says {one_sentence}, right?") is None
+
+
+def test_best_matching_artifact_wins(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    other = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
+    record_artifact(vault, "reference", "nginx#fastcgi_read_timeout", other)
+    index = ArtifactIndex.load(vault)
+    assert index.check("see: " + other).name == "nginx#fastcgi_read_timeout"
+    assert index.check(SKILL).name == NAME
+
+
+def test_missing_and_empty_manifest_filter_nothing(vault):
+    assert len(ArtifactIndex.load(vault)) == 0
+    assert ArtifactIndex.load(vault / "no-such-vault").check(SKILL) is None
+    (vault / MANIFEST).write_text("")
+    index = ArtifactIndex.load(vault)
+    assert len(index) == 0 and index.check(SKILL) is None
+
+
+def test_corrupt_line_names_the_line(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    record_artifact(vault, "reference", "nginx", REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"])
+    with (vault / MANIFEST).open("a") as manifest:
+        manifest.write('{"kind": "skill", "name": "half a li\n')
+    with pytest.raises(ManifestError) as err:
+        ArtifactIndex.load(vault)
+    assert err.value.line == 3 and ":3:" in str(err.value)
+    before = (vault / MANIFEST).read_bytes()
+    with pytest.raises(ManifestError):
+        record_artifact(vault, "skill", "another", "some other skill text entirely here")
+    assert (vault / MANIFEST).read_bytes() == before
+
+
+@pytest.mark.parametrize("line, problem", [
+    ('{"kind": "blog", "name": "x"}', "missing"),
+    ("[1, 2]", "not a JSON object"),
+    ("\xff\xfe", "not a JSON line"),
+])
+def test_malformed_entries_are_reported(vault, line, problem):
+    record_artifact(vault, "skill", NAME, SKILL)
+    with (vault / MANIFEST).open("ab") as manifest:
+        manifest.write(line.encode("latin-1") + b"\n")
+    with pytest.raises(ManifestError, match=problem) as err:
+        read_manifest(vault)
+    assert err.value.line == 2
+
+
+def test_wrong_kind_and_foreign_scheme_are_reported(vault):
+    entry = json.loads(record_artifact(vault, "skill", NAME, SKILL).to_json())
+    for key, value, problem in [("kind", "blog", "kind must be"), ("scheme", "w3-md5", "scheme")]:
+        (vault / MANIFEST).write_text(json.dumps({**entry, key: value}) + "\n")
+        with pytest.raises(ManifestError, match=problem) as err:
+            ArtifactIndex.load(vault)
+        assert err.value.line == 1
+
+
+def test_recording_is_idempotent_and_versions_are_kept(vault):
+    first = record_artifact(vault, "skill", NAME, SKILL)
+    again = record_artifact(vault, "skill", NAME, SKILL)
+    assert again == first
+    assert len((vault / MANIFEST).read_text().splitlines()) == 1
+    revised = record_artifact(vault, "skill", NAME, SKILL + "\n- Tell the library's maintainers.\n")
+    assert revised.sha256 != first.sha256
+    assert [a.sha256 for a in read_manifest(vault)] == [first.sha256, revised.sha256]
+    assert (vault / ".artifacts.lock").exists()
+
+
+def test_record_never_glues_onto_a_line_without_newline(vault):
+    record_artifact(vault, "skill", NAME, SKILL)
+    path = vault / MANIFEST
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    record_artifact(vault, "reference", "go-spec", REFERENCES["ref-go-send-on-nil-channel-deadlock"]["reference"])
+    assert [a.name for a in read_manifest(vault)] == [NAME, "go-spec"]
+
+
+def _record_many(vault: str, worker: int) -> None:
+    for i in range(15):
+        record_artifact(Path(vault), "skill", f"skill-{worker}-{i}",
+                        f"worker {worker} wrote skill number {i} about flaky builds")
+
+
+def test_concurrent_writers_keep_every_line_whole(vault):
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_record_many, args=(str(vault), w)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join()
+    assert all(process.exitcode == 0 for process in workers)
+    names = [a.name for a in read_manifest(vault)]
+    assert sorted(names) == sorted(f"skill-{w}-{i}" for w in range(4) for i in range(15))
+
+
+def test_bad_input_is_a_clear_error(vault):
+    with pytest.raises(ValueError, match="kind"):
+        record_artifact(vault, "blogpost", "x", "some text here")
+    with pytest.raises(ValueError, match="name"):
+        record_artifact(vault, "skill", " ", "some text here")
+    with pytest.raises(ValueError, match="no words"):
+        record_artifact(vault, "skill", "empty", "```\n---\n```")
+    with pytest.raises(ValueError, match="does not exist"):
+        record_artifact(vault / "missing", "skill", "x", "some text here")
+    with pytest.raises(ValueError, match="unknown artifact kind"):
+        ArtifactIndex.load(vault, thresholds={"blog": 0.5})
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        ArtifactIndex.load(vault, thresholds={"skill": 1.5})
+
+
+def test_add_updates_the_index_in_process(vault):
+    index = ArtifactIndex.load(vault)
+    assert index.check(SKILL) is None
+    index.add(record_artifact(vault, "skill", NAME, SKILL))
+    index.add(read_manifest(vault)[0])  # the same artifact again is ignored
+    assert len(index) == 1 and index.check(SKILL).name == NAME
+
+
+def test_verify_evidence_lists_only_derived_records(vault):
+    index = ArtifactIndex.load(vault)
+    index.add(record_artifact(vault, "skill", NAME, SKILL))
+    evidence = [("a" * 64, CASE["evidence"]), ("b" * 64, "log:\n" + _reformat(SKILL)),
+                ("c" * 64, f"we should update {NAME}")]
+    violations = verify_evidence(index, evidence)
+    assert [v.evidence_sha for v in violations] == ["b" * 64]
+    assert violations[0].to_dict()["name"] == NAME
+    assert verify_evidence(index, evidence[:1] + evidence[2:]) == []
+
+
+def test_normalisation_strips_markdown_and_case():
+    text = ("## Steps\n\n1. Run `npm ci`\n   - see [the docs](https://docs.npmjs.com/cli)\n"
+            "> **Note:** _really_\n```bash\nnpm ci --Force\n```\n- [x] done\n")
+    assert normalise_for_shingles(text) == (
+        "steps run npm ci see the docs note really npm ci force done")
+
+
+# -- properties ------------------------------------------------------------------------
+
+WORD = st.text(st.characters(categories=("Ll", "Lu", "Nd")), min_size=1, max_size=8)
+
+
+@st.composite
+def reformatted(draw):
+    """(plain words, the same words laid out with arbitrary whitespace and markdown)."""
+    words = draw(st.lists(WORD, min_size=1, max_size=40))
+    lines, i = [], 0
+    while i < len(words):
+        take = draw(st.integers(1, 6))
+        chunk = list(words[i:i + take])
+        i += take
+        if draw(st.booleans()):
+            k = draw(st.integers(0, len(chunk) - 1))
+            mark = draw(st.sampled_from(["*", "**", "_", "__", "`", "~~"]))
+            chunk[k] = f"{mark}{chunk[k]}{mark}"
+        if len(chunk) > 1 and draw(st.booleans()):
+            chunk = [f"[{chunk[0]}", f"{chunk[1]}](https://example.org/page_{i}.html)", *chunk[2:]]
+        gap = draw(st.sampled_from([" ", "  ", "\t", " \t "]))
+        prefix = draw(st.sampled_from(["", "  ", "\t", "- ", "* ", "+ ", "12. ", "3) ", "# ",
+                                       "### ", "> ", "> > ", "    - [ ] ", "1. [x] "]))
+        before = draw(st.sampled_from(["", "\n", "```python\n", "~~~\n", "---\n", "| "]))
+        after = draw(st.sampled_from(["", " ", "  |", "\n```", "\n"]))
+        lines.append(f"{before}{prefix}{gap.join(chunk)}{after}")
+    layout = draw(st.sampled_from(["\n", "\r\n", "\n\n"])).join(lines)
+    if draw(st.booleans()):
+        layout = json.dumps(layout, ensure_ascii=draw(st.booleans()))
+    return " ".join(words), layout
+
+
+@given(st.text())
+@settings(max_examples=300)
+def test_normalisation_is_idempotent(text):
+    once = normalise_for_shingles(text)
+    assert normalise_for_shingles(once) == once
+    assert shingles(once) == shingles(text)
+
+
+@given(reformatted(), st.integers(1, 7))
+@settings(max_examples=300)
+def test_reformatting_never_changes_shingles(pair, n):
+    plain, layout = pair
+    assert normalise_for_shingles(layout) == normalise_for_shingles(plain)
+    assert shingles(layout, n=n) == shingles(plain, n=n)
