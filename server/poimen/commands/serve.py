@@ -1,0 +1,32 @@
+"""`mem serve`: the HTTP API (`POST /memory/context`), on 127.0.0.1 by default."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import typer
+
+from ._common import engine
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def serve(ctx: typer.Context,
+              host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+              port: int = typer.Option(7878, "--port", min=1, max=65535),
+              token: Optional[str] = typer.Option(
+                  None, "--token", help="Require `Authorization: Bearer TOKEN` "
+                  "(needed to bind beyond loopback; default $POIMEN_TOKEN)."),
+              max_body: int = typer.Option(2 * 1024 * 1024, "--max-body", min=1,
+                                           help="Request size limit in bytes.")):
+        """Serve the context lookup over HTTP (OpenAPI schema at /openapi.json)."""
+        from ..http import ServeError, serve as run
+
+        try:
+            run(engine(ctx), host, port, token or os.environ.get("POIMEN_TOKEN") or None,
+                max_body)
+        except ServeError as exc:
+            sys.stderr.write(f"mem: error: {exc}\n")
+            raise typer.Exit(2)

@@ -1,0 +1,522 @@
+"""The three-tier context lookup: "what do we already know about this failure?".
+
+Tier 1 is an exact `sig_sha` hit (this failure happened before); tier 2 is similarity
+over symptom and text vectors plus full text, fused with LanceDB's RRF reranker;
+tier 3 is the R reference corpus, searched only when tiers 1-2 leave budget unfilled.
+The skills leg runs beside tier 2. Every leg runs under a timeout; a failing leg
+answers empty with a `degraded` note, never an error. Ordering is by tier, then
+rerank; raw scores are exposed beside the rerank. See docs/CONTEXT.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as LegTimeout
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from . import budget as budgeting
+from .canonical import canonical
+
+log = logging.getLogger("poimen.context")
+
+LESSON_LEVELS = ("L1", "L2")
+SCOPES = ("project", "all-projects")
+MAX_SOURCE_CHARS = 1_000_000
+MAX_BUDGET = 100_000
+SEARCH_LIMIT = 30
+TIER2_LIMIT = 8
+TIER3_LIMIT = 4
+TIER2_MIN_SIMILARITY = 0.45   # cosine (symptom or text) a tier-2 lesson must reach
+TIER3_MIN_SIMILARITY = 0.30   # cosine a reference chunk must reach
+TRIGRAM_MIN = 0.20            # degraded mode: trigram Dice a hit must reach
+PROJECT_BOOST = 0.5 / 61      # half a top RRF place, for a same-project memory
+TOOL_BOOST = 0.25 / 61
+RRF_K = 60
+EMBED_TIMEOUT_S = 10.0
+ROUND = 4
+
+
+class BadContextRequest(ValueError):
+    """The request cannot be answered as asked (the reason says why)."""
+
+
+class LegFault(RuntimeError):
+    """A failure injected into a leg through `Settings.fault_injection`."""
+
+
+@dataclass(frozen=True)
+class Request:
+    tool: str | None
+    task: str | None
+    signature_source: str | None
+    project: str
+    scope: str
+    budget: int
+    request_id: str | None
+
+
+def parse_request(raw: dict, default_project: str, default_budget: int) -> Request:
+    """Validate a request dict; raises BadContextRequest with the reason."""
+    if not isinstance(raw, dict):
+        raise BadContextRequest("the request must be a JSON object")
+    known = {"tool", "task", "signature_source", "project", "scope", "budget",
+             "request_id"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise BadContextRequest(f"unknown field(s): {', '.join(unknown)}")
+    text = {}
+    for name in ("tool", "task", "signature_source", "project", "scope", "request_id"):
+        value = raw.get(name)
+        if value is not None and not isinstance(value, str):
+            raise BadContextRequest(f"{name} must be a string")
+        text[name] = value.strip() if isinstance(value, str) and name != \
+            "signature_source" else value
+    if not any(text[k] and text[k].strip() for k in ("tool", "task", "signature_source")):
+        raise BadContextRequest("give at least one of tool, task, signature_source")
+    if text["signature_source"] and len(text["signature_source"]) > MAX_SOURCE_CHARS:
+        raise BadContextRequest(f"signature_source is over {MAX_SOURCE_CHARS} characters")
+    scope = text["scope"] or ("all-projects" if text["signature_source"] else "project")
+    if scope not in SCOPES:
+        raise BadContextRequest(f"scope must be one of {', '.join(SCOPES)}")
+    limit = raw.get("budget", default_budget)
+    if limit is None:
+        limit = default_budget
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_BUDGET:
+        raise BadContextRequest(f"budget must be an integer in 1..{MAX_BUDGET}")
+    return Request(text["tool"] or None, text["task"] or None,
+                   text["signature_source"] or None, text["project"] or default_project,
+                   scope, limit, text["request_id"] or None)
+
+
+def encode_body(body: dict) -> bytes:
+    """The response bytes: canonical JSON, so identical answers are identical bytes."""
+    return canonical(body).encode("utf-8")
+
+
+# -- similarity helpers -------------------------------------------------------------
+
+def trigrams(text: str) -> set[str]:
+    t = " ".join(text.lower().split())
+    return {t[i:i + 3] for i in range(max(len(t) - 2, 0))}
+
+
+def trigram_similarity(a: set[str], b: set[str]) -> float:
+    """Dice coefficient of two trigram sets."""
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def rrf(ranked_lists: list[list[str]]) -> dict[str, float]:
+    """Reciprocal-rank fusion of ranked sha lists with LanceDB's RRFReranker."""
+    from lancedb.rerankers import RRFReranker
+
+    ids: dict[str, int] = {}
+    tables = []
+    for shas in ranked_lists:
+        if shas:
+            rows = [ids.setdefault(sha, len(ids)) for sha in shas]
+            tables.append(pa.table({"_rowid": pa.array(rows, pa.uint64()),
+                                    "memory_sha": pa.array(shas, pa.string())}))
+    if not tables:
+        return {}
+    fused = RRFReranker(K=RRF_K).rerank_multivector(tables, deduplicate=True)
+    return dict(zip(fused["memory_sha"].to_pylist(),
+                    fused["_relevance_score"].to_pylist()))
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), ROUND)
+
+
+# -- the lookup ---------------------------------------------------------------------
+
+class _Run:
+    """One lookup: the request, the engine's parts, notes and timings."""
+
+    def __init__(self, engine, req: Request):
+        self.engine, self.req = engine, req
+        self.store = engine.vault.store
+        self.settings = engine.settings
+        self.faults = dict(getattr(self.settings, "fault_injection", {}) or {})
+        self.timeout = float(getattr(self.settings, "leg_timeout_s", 2.0))
+        self.degraded: list[str] = []
+        self.latency: dict[str, float] = {}
+        self.vector: np.ndarray | None = None
+        self.query = ""
+
+    def fault(self, leg: str) -> None:
+        mode = self.faults.get(leg)
+        if not mode:
+            return
+        if mode.startswith("delay:"):
+            time.sleep(float(mode.split(":", 1)[1]))
+        else:
+            raise LegFault(f"injected fault in {leg}")
+
+    def leg(self, name: str, fn: Callable, pool: ThreadPoolExecutor, empty):
+        """Run `fn` as a leg; returns a getter that waits (with the timeout)."""
+        start = time.perf_counter()
+
+        def body():
+            self.fault(name)
+            return fn()
+
+        future = pool.submit(body)
+
+        def result(timeout: float | None = None):
+            try:
+                return future.result(timeout=self.timeout if timeout is None else timeout)
+            except LegTimeout:
+                self.degraded.append(f"{name}: timed out after {self.timeout:g}s")
+            except Exception as exc:  # noqa: BLE001 - a leg's failure is never the caller's
+                self.degraded.append(f"{name}: failed ({type(exc).__name__}: {exc})")
+            finally:
+                self.latency[name] = round((time.perf_counter() - start) * 1000, 1)
+            return empty
+
+        return result
+
+
+def lookup(engine, request: dict) -> dict:
+    """Answer one context request; the dict is exactly the HTTP response body."""
+    req = parse_request(request, engine.project,
+                        int(getattr(engine.settings, "budget", 1200)))
+    run = _Run(engine, req)
+    started = time.perf_counter()
+    signatures = _signatures(run)
+    tool = req.tool or (signatures[0].tool if signatures else None)
+    run.query = _query_text(req, tool, signatures)
+    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="poimen-leg")
+    try:
+        get_t1 = run.leg("tier1", lambda: _tier1(run, signatures), pool, ([], []))
+        get_vector = run.leg("embedder", lambda: _embed_query(run), pool, None)
+        run.vector = get_vector(max(run.timeout, EMBED_TIMEOUT_S))
+        if run.vector is None and run.query:
+            run.degraded.append("tier2: embedder unavailable, full-text + trigram only")
+        get_t2 = run.leg("tier2", lambda: _tier2(run, tool, LESSON_LEVELS,
+                                                  req.scope == "project"), pool, {})
+        from . import skills
+
+        get_sk = run.leg("skills", lambda: skills.match(
+            engine.vault.path, run.query, run.vector, _embedder_or_none(engine)),
+            pool, [])
+        sig_info, tier1 = get_t1()
+        tier2_hits, skill_hits = get_t2(), get_sk()
+        tier1, tier2 = _assemble_lessons(run, tier1, tier2_hits)
+        skill_items = _skill_items(skill_hits, {i["sha"] for i in tier1 + tier2})
+        count = _counter(engine, run)
+        sections = budgeting.Sections(tier1, tier2, skill_items, [])
+        if budgeting.tokens_of(tier1 + tier2 + skill_items, count) < req.budget:
+            get_t3 = run.leg("tier3", lambda: _tier3(run, tool), pool, [])
+            sections.references = get_t3()
+        budget = budgeting.apply(sections, req.budget, count)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    body = _body(run, tool, sig_info, sections, budget)
+    _log_line(run, body, started)
+    return body
+
+
+def _embedder_or_none(engine):
+    from .embed import EmbedderUnavailable
+
+    try:
+        return engine.embedder
+    except EmbedderUnavailable:
+        return None
+
+
+def _embed_query(run: _Run):
+    from .embed import EmbedderUnavailable
+
+    embedder = _embedder_or_none(run.engine)
+    if embedder is None or not run.query:
+        return None
+    try:
+        return embedder.embed_one(run.query)
+    except EmbedderUnavailable:
+        return None
+
+
+def _counter(engine, run: _Run):
+    embedder = _embedder_or_none(engine)
+    if embedder is not None:
+        path = embedder.tokenizer_path
+    else:
+        from .embed import EmbedderConfig, EmbedderUnavailable, default_tokenizer_path
+        try:
+            path = EmbedderConfig.from_env().tokenizer_path or default_tokenizer_path()
+        except EmbedderUnavailable:
+            path = ""
+    count, note = _cached_counter(str(path))
+    if note:
+        run.degraded.append(note)
+    return count
+
+
+@lru_cache(maxsize=4)
+def _cached_counter(path: str):
+    return budgeting.token_counter(path)
+
+
+def _signatures(run: _Run):
+    if not run.req.signature_source:
+        return []
+    from .signatures import extract
+
+    try:
+        return extract(run.req.signature_source, tool=run.req.tool)
+    except Exception as exc:  # noqa: BLE001 - an extractor bug degrades, never fails
+        run.degraded.append(f"signatures: failed ({type(exc).__name__}: {exc})")
+        return []
+
+
+def _query_text(req: Request, tool: str | None, signatures) -> str:
+    parts = [req.task] if req.task else []
+    if signatures:
+        parts += list(dict.fromkeys(s.excerpt for s in signatures[:3]))
+    elif req.signature_source:
+        parts.append(req.signature_source.strip()[:4000])
+    if not parts and tool:
+        parts.append(tool)
+    return "\n".join(p for p in parts if p)
+
+
+def _tier1(run: _Run, signatures):
+    """Exact signature hits: (signature info, [(memory sha, sig index)]); records
+    one occurrence per hit signature, keyed by request_id."""
+    info, hits = [], []
+    for index, sig in enumerate(signatures):
+        links = run.store.signature_links(sig.sig_sha)
+        if run.req.scope == "project":
+            links = [ln for ln in links if ln.project == run.req.project]
+        entry = {"sig_sha": sig.sig_sha, "tool": sig.tool, "kind": sig.kind,
+                 "rule": sig.rule, "message": sig.message, "known": bool(links)}
+        if links:
+            _record_occurrence(run, sig.sig_sha)
+            seen, last = run.store.seen(sig.sig_sha)
+            entry.update(seen_count=seen, last_seen=last)
+            hits += [(ln.memory_sha, index, seen, last) for ln in links
+                     if ln.level in LESSON_LEVELS]
+        info.append(entry)
+    return info, hits
+
+
+def _record_occurrence(run: _Run, sig_sha: str) -> None:
+    try:
+        run.fault("occurrence")
+        run.engine.record_occurrence(sig_sha, run.req.project, run.req.request_id)
+    except Exception as exc:  # noqa: BLE001 - the answer stands without the count
+        run.degraded.append(f"occurrence: not recorded ({type(exc).__name__}: {exc})")
+
+
+def _tier2(run: _Run, tool: str | None, levels, project_only: bool) -> dict:
+    """Similarity hits: sha -> {scores, rerank, matched_kind} (superseded included)."""
+    store, q = run.store, run.query
+    if not q:
+        return {}
+    lists, scores = [], {}
+    if run.vector is not None:
+        kinds = ("symptom", "text") if levels == LESSON_LEVELS else ("text",)
+        for kind in kinds:
+            hits = store.search_vectors(run.vector, kind=kind, limit=SEARCH_LIMIT,
+                                        levels=levels, include_superseded=True)
+            lists.append([h.memory_sha for h in hits])
+            for h in hits:
+                scores.setdefault(h.memory_sha, {})[kind] = h.score
+    text_hits = store.search_fulltext(q, limit=SEARCH_LIMIT, levels=levels,
+                                      include_superseded=True)
+    lists.append([h.memory_sha for h in text_hits])
+    for h in text_hits:
+        scores.setdefault(h.memory_sha, {})["fulltext"] = h.score
+    if run.vector is None:
+        tri = _trigram_hits(run, levels)
+        lists.append([sha for sha, _ in tri])
+        for sha, s in tri:
+            scores.setdefault(sha, {})["trigram"] = s
+    fused = rrf(lists)
+    rows = store.memories(list(scores))
+    out = {}
+    for sha, sc in scores.items():
+        row = rows.get(sha)
+        if row is None or (project_only and row.project != run.req.project):
+            continue
+        kind, best = _matched(sc)
+        if run.vector is not None:
+            floor = TIER2_MIN_SIMILARITY if levels == LESSON_LEVELS else TIER3_MIN_SIMILARITY
+        else:
+            floor = TRIGRAM_MIN
+        boost = (PROJECT_BOOST if row.project == run.req.project else 0.0) + \
+            (TOOL_BOOST if tool and row.tool == tool else 0.0)
+        out[sha] = {"scores": sc, "score": best, "matched_kind": kind, "row": row,
+                    "rerank": fused.get(sha, 0.0) + boost, "relevant": best >= floor}
+    return out
+
+
+def _matched(scores: dict) -> tuple[str, float]:
+    """The kind that matched best and its raw score (cosine, or trigram Dice)."""
+    for group in (("symptom", "text"), ("trigram",)):
+        present = [(scores[k], k) for k in group if k in scores]
+        if present:
+            best, kind = max(present)
+            return kind, best
+    return "fulltext", 0.0
+
+
+def _trigram_hits(run: _Run, levels) -> list[tuple[str, float]]:
+    """Degraded tier 2: trigram Dice of the query against memory + symptom text."""
+    query = trigrams(run.query)
+    symptoms = {}
+    if levels == LESSON_LEVELS:
+        symptoms = {r["memory_sha"]: r["text"] for r in run.store.dump("projections")}
+    scored = []
+    for row in run.store.all_memories(levels):
+        text = row.text + "\n" + symptoms.get(row.sha, "")
+        scored.append((row.sha, round(trigram_similarity(query, trigrams(text)), 6)))
+    scored.sort(key=lambda x: (-x[1], x[0]))
+    return scored[:SEARCH_LIMIT]
+
+
+def _assemble_lessons(run: _Run, tier1_hits, tier2: dict) -> tuple[list, list]:
+    """Tier-1 and tier-2 lesson items, superseded memories replaced by successors."""
+    store = run.store
+    t1_rows = store.memories([sha for sha, *_ in tier1_hits])
+    tier1, placed = [], {}
+    for sha, index, seen, last in tier1_hits:
+        live, old = _live(store, t1_rows.get(sha), sha)
+        if live is None or live.sha in placed:
+            continue
+        hit = tier2.get(sha) or tier2.get(live.sha) or {}
+        item = _item(1, live, hit, "signature", old)
+        item.update(seen_count=seen, last_seen=last, signature_rank=index)
+        placed[live.sha] = item
+        tier1.append(item)
+    for item in tier1:
+        if "score" not in item:
+            item["score"] = _direct_score(run, item["text"])
+    tier1.sort(key=lambda i: (i.pop("signature_rank"), -i["rerank"], i["sha"]))
+    tier2_items = []
+    for sha, hit in sorted(tier2.items(), key=lambda kv: (-kv[1]["rerank"], kv[0])):
+        if not hit["relevant"]:
+            continue
+        live, old = _live(store, hit["row"], sha)
+        if live is None or live.sha in placed or live.level not in LESSON_LEVELS:
+            continue
+        item = _item(2, live, hit, hit["matched_kind"], old)
+        placed[live.sha] = item
+        tier2_items.append(item)
+        if len(tier2_items) == TIER2_LIMIT:
+            break
+    _seen_of(store, tier2_items)
+    return tier1, tier2_items
+
+
+def _live(store, row, sha):
+    """(live memory row, superseded sha or None) for a hit."""
+    if row is None:
+        return None, None
+    if not row.superseded_by:
+        return row, None
+    successor = store.successor(sha)
+    live = store.memories([successor]).get(successor) if successor else None
+    if live is None or live.superseded_by:
+        return None, None
+    return live, sha
+
+
+def _item(tier: int, row, hit: dict, matched_kind: str, successor_of: str | None) -> dict:
+    item = {"tier": tier, "level": row.level, "sha": row.sha, "text": row.text,
+            "project": row.project, "tool": row.tool or None,
+            "score": _r(hit.get("score")), "rerank": _r(hit.get("rerank", 0.0)),
+            "scores": {k: _r(v) for k, v in sorted(hit.get("scores", {}).items())},
+            "matched_kind": matched_kind, "parents": list(row.parents),
+            "seen_count": 0, "last_seen": None}
+    if successor_of:
+        item["successor_of"] = successor_of
+    if item["score"] is None:
+        del item["score"]
+    return item
+
+
+def _direct_score(run: _Run, text: str) -> float | None:
+    """A tier-1 memory's cosine to the query when tier 2 did not see it."""
+    embedder = _embedder_or_none(run.engine)
+    if run.vector is None or embedder is None:
+        return _r(trigram_similarity(trigrams(run.query), trigrams(text)))
+    return _r(float(np.dot(run.vector, embedder.embed_one(text))))
+
+
+def _seen_of(store, items: list[dict]) -> None:
+    """seen_count / last_seen of tier-2 lessons: their best-known signature."""
+    if not items:
+        return
+    by_memory: dict[str, set[str]] = {}
+    for row in store.signatures_of([i["sha"] for i in items]):
+        by_memory.setdefault(row["memory_sha"], set()).add(row["sig_sha"])
+    for item in items:
+        for sig_sha in sorted(by_memory.get(item["sha"], ())):
+            seen, last = store.seen(sig_sha)
+            if (seen, last or "") > (item["seen_count"], item["last_seen"] or ""):
+                item["seen_count"], item["last_seen"] = seen, last
+
+
+def _skill_items(hits: list[dict], lesson_shas: set[str]) -> list[dict]:
+    """Skills that matched the request or were drawn from a returned lesson."""
+    items = []
+    for hit in hits:
+        via = sorted(set(hit["sources"]) & lesson_shas)
+        if hit["relevant"] or via:
+            items.append({"tier": 2, "level": "skill", "sha": hit["sha"],
+                          "name": hit["name"], "text": hit["text"],
+                          "score": _r(hit["score"]), "matched_kind": hit["matched_kind"],
+                          "sources": hit["sources"], "via": via,
+                          "rerank": _r(hit["score"] + (1.0 if via else 0.0))})
+    items.sort(key=lambda i: (-i["rerank"], i["sha"]))
+    return items
+
+
+def _tier3(run: _Run, tool: str | None) -> list[dict]:
+    hits = _tier2(run, tool, ("R",), project_only=False)
+    items = []
+    for sha, hit in sorted(hits.items(), key=lambda kv: (-kv[1]["rerank"], kv[0])):
+        if hit["relevant"] and hit["row"].level == "R":
+            item = _item(3, hit["row"], hit, hit["matched_kind"], None)
+            item["heading"] = hit["row"].meta.get("heading")
+            item["path"] = hit["row"].meta.get("path")
+            items.append(item)
+        if len(items) == TIER3_LIMIT:
+            break
+    return items
+
+
+def _body(run: _Run, tool, sig_info, sections, budget) -> dict:
+    lessons = sections.tier1 + sections.tier2
+    tiers = [i["tier"] for i in lessons + sections.skills + sections.references]
+    if any(s["known"] for s in sig_info):
+        tiers.append(1)
+    return {"tier": min(tiers) if tiers else None, "tool": tool,
+            "tool_inferred": run.req.tool is None and tool is not None,
+            "project": run.req.project, "scope": run.req.scope,
+            "signatures": sig_info, "lessons": lessons, "skills": sections.skills,
+            "references": sections.references, "budget": budget,
+            "degraded": sorted(set(run.degraded))}
+
+
+def _log_line(run: _Run, body: dict, started: float) -> None:
+    log.info(json.dumps({
+        "event": "context", "tier": body["tier"], "scope": run.req.scope,
+        "tiers": {"1": len([i for i in body["lessons"] if i["tier"] == 1]),
+                  "2": len([i for i in body["lessons"] if i["tier"] == 2]),
+                  "3": len(body["references"]), "skills": len(body["skills"])},
+        "scores": [[i["tier"], i["sha"][:12], i.get("score"), i["rerank"]]
+                   for i in body["lessons"] + body["references"]],
+        "latency_ms": dict(run.latency, total=round((time.perf_counter() - started)
+                                                    * 1000, 1)),
+        "dropped": [[d["section"], d["sha"][:12]] for d in body["budget"]["dropped"]],
+        "degraded": body["degraded"]}, sort_keys=True))

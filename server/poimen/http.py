@@ -1,0 +1,189 @@
+"""`mem serve`: the HTTP adapter (FastAPI on uvicorn).
+
+FastAPI because the request schema is a pydantic model that gives validation (422 with
+a reason) and the OpenAPI document (`/openapi.json`, `/docs`) from one declaration; it
+runs on Starlette and uvicorn, both already dependencies. The adapter translates and
+decides nothing: the body is `Engine.context` encoded by `poimen.context.encode_body`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import secrets
+import sys
+from typing import Literal, Optional
+
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from .context import BadContextRequest, encode_body
+
+MAX_BODY_BYTES = 2 * 1024 * 1024
+LOOPBACK_NAMES = {"localhost"}
+log = logging.getLogger("poimen.http")
+
+
+class ServeError(ValueError):
+    """The server cannot start as asked (the message says why)."""
+
+
+class ContextRequest(BaseModel):
+    """`POST /memory/context`: at least one of tool, task, signature_source."""
+
+    model_config = ConfigDict(extra="forbid")
+    tool: Optional[StrictStr] = Field(None, description="tool name; inferred from "
+                                      "signature_source when omitted")
+    task: Optional[StrictStr] = Field(None, description="what the caller is doing")
+    signature_source: Optional[StrictStr] = Field(None, description="raw error output")
+    project: Optional[StrictStr] = None
+    scope: Optional[Literal["project", "all-projects"]] = None
+    budget: Optional[StrictInt] = Field(None, gt=0, description="token budget")
+    request_id: Optional[StrictStr] = Field(None, max_length=200, description=
+                                            "idempotency key for the occurrence record")
+
+
+class Budget(BaseModel):
+    limit: int
+    used: int
+    dropped: list[dict]
+    over: bool
+
+
+class ContextResponse(BaseModel):
+    """The response body (fields may grow, never silently change): see docs/CONTEXT.md."""
+
+    tier: Optional[int]
+    tool: Optional[str]
+    tool_inferred: bool
+    project: str
+    scope: str
+    signatures: list[dict]
+    lessons: list[dict]
+    skills: list[dict]
+    references: list[dict]
+    budget: Budget
+    degraded: list[str]
+
+
+class ErrorBody(BaseModel):
+    error: str
+    reason: str
+
+
+class Guard:
+    """ASGI middleware: the bearer token (when set) and the request size limit.
+
+    The body is read up to `max_body` before the app sees it and replayed to it, so an
+    oversized or lying request gets a 413 and never reaches the engine.
+    """
+
+    def __init__(self, app, token: str | None, max_body: int):
+        self.app, self.token, self.max_body = app, token, max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", ())}
+        if self.token is not None and not secrets.compare_digest(
+                headers.get("authorization", "").encode(), f"Bearer {self.token}".encode()):
+            return await _error(401, "unauthorized", "send Authorization: Bearer "
+                                "<token>")(scope, receive, send)
+        too_large = _error(413, "too large",
+                           f"request bodies are limited to {self.max_body} bytes")
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            return await too_large(scope, receive, send)
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return await self.app(scope, receive, send)
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_body:
+                return await too_large(scope, receive, send)
+            more = message.get("more_body", False)
+        body, replayed = b"".join(chunks), False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+
+def _error(status: int, error: str, reason: str) -> JSONResponse:
+    return JSONResponse({"error": error, "reason": reason}, status_code=status)
+
+
+def _validation_reason(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(engine, token: str | None = None,
+               max_body: int = MAX_BODY_BYTES) -> FastAPI:
+    """The ASGI app over one engine; `token` (if set) is required as a Bearer token."""
+    app = FastAPI(title="poimen", version="1", summary="What do we already know "
+                  "about this failure?")
+    app.add_middleware(Guard, token=token, max_body=max_body)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        return _error(422, "bad request", _validation_reason(exc))
+
+    @app.post("/memory/context", response_model=None,
+              responses={200: {"model": ContextResponse}, 422: {"model": ErrorBody},
+                         413: {"model": ErrorBody}, 503: {"model": ErrorBody}})
+    async def memory_context(request: ContextRequest):
+        payload = request.model_dump(exclude_none=True)
+        try:
+            body = await run_in_threadpool(engine.context, payload)
+        except BadContextRequest as exc:
+            return _error(422, "bad request", str(exc))
+        except Exception as exc:  # noqa: BLE001 - legs never get here; the vault can
+            log.exception("context failed outside its legs")
+            return _error(503, "unavailable", f"{type(exc).__name__}: {exc}")
+        return Response(encode_body(body), media_type="application/json")
+
+    @app.get("/health")
+    async def health():
+        return {"ok": True, "vault": str(engine.vault.path)}
+
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(engine, host: str = "127.0.0.1", port: int = 7878,
+          token: str | None = None, max_body: int = MAX_BODY_BYTES) -> None:
+    """Run the server until interrupted; off-loopback binding needs a token."""
+    import uvicorn
+
+    if not is_loopback(host) and not token:
+        raise ServeError(f"binding to {host} exposes the vault beyond this machine; "
+                         "give --token (or POIMEN_TOKEN) so requests must present it")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+    auth = "token required" if token else "no token (loopback only)"
+    print(f"poimen serving {engine.vault.path} on http://{host}:{port} ({auth})",
+          file=sys.stderr, flush=True)
+    uvicorn.run(create_app(engine, token, max_body), host=host, port=port,
+                log_level="warning", access_log=False)
