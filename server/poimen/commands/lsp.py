@@ -1,0 +1,43 @@
+"""`mem lsp`: the language server on stdio (stdout is the protocol: nothing else goes there)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._common import options
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("lsp")
+    def lsp(
+        ctx: typer.Context,
+        log_file: Optional[Path] = typer.Option(
+            None, "--log-file", help="Write the server's log here (default: stderr)."),
+        log_level: str = typer.Option("warning", "--log-level",
+                                      help=f"One of {', '.join(LEVELS)}."),
+        stdio: bool = typer.Option(False, "--stdio", hidden=True,
+                                   help="Accepted for editors that pass it; stdio is the only transport."),
+    ):
+        """Run the language server on stdio (editors start this)."""
+        if log_level.lower() not in LEVELS:
+            raise typer.BadParameter(f"--log-level must be one of {', '.join(LEVELS)}")
+        handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.handlers[:] = [handler]
+        root.setLevel(log_level.upper())
+        logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
+
+        from ..lsp.server import build
+        from ..lsp.settings import Settings
+
+        opts = options(ctx)
+        defaults = Settings(vault=str(opts.vault) if opts.vault else None, project=opts.project)
+        build(defaults).start_io()

@@ -1,0 +1,186 @@
+"""`mem lsp`: every LSP feature's wiring, in one place; the work is in the feature modules.
+
+Custom methods (client → server notifications):
+- `poimen/diagnostics` `{uri, diagnostics: [{range, message, source, code, severity}]}`
+- `poimen/terminalOutput` `{command, exitCode, output, cwd?}`
+Server → client: `poimen/rememberFix` `{failure, title, parents, command, cwd, filesChanged}`
+after the user accepts the offer to record how a terminal failure was fixed.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from .. import __version__
+from . import code_actions, commands, hover, inputs, terminal
+from .inputs import ForwardedDiagnostics, TerminalOutput
+from .session import Session
+from .settings import SECTION, Settings, parse
+
+log = logging.getLogger(__name__)
+
+DIAGNOSTICS = "poimen/diagnostics"
+TERMINAL_OUTPUT = "poimen/terminalOutput"
+PARAMS = {DIAGNOSTICS: ForwardedDiagnostics, TERMINAL_OUTPUT: TerminalOutput}
+COMMANDS = {
+    "poimen.whatDoWeKnow": commands.what_do_we_know,
+    "poimen.remember": commands.remember,
+    "poimen.showSymptoms": commands.show_symptoms,
+    "poimen.showMemory": commands.show_memory,
+    "poimen.rebuild": commands.rebuild,
+}
+
+
+@attrs.define
+class RawNotification:
+    """A poimen notification as received: params are checked by its handler."""
+
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+class PoimenProtocol(LanguageServerProtocol):
+    def get_message_type(self, method: str):
+        if method in PARAMS:
+            return RawNotification
+        return super().get_message_type(method)
+
+
+class PoimenServer(LanguageServer):
+    def __init__(self, defaults: Settings):
+        super().__init__("poimen", __version__, protocol_cls=PoimenProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.defaults = defaults
+        self.session = Session(defaults)
+
+    def report_server_error(self, error, source) -> None:
+        """Out-of-band errors go to the log, not to pop-ups."""
+        log.error("%s: %s", getattr(source, "__name__", source), error)
+        try:
+            self.window_log_message(types.LogMessageParams(types.MessageType.Error,
+                                                           f"poimen: {error}"))
+        except Exception:  # noqa: BLE001 - the transport itself may be gone
+            pass
+
+    def apply_settings(self, raw: Any, base: Settings) -> None:
+        settings, errors = parse(raw, base)
+        for message in errors:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
+        self.session.configure(settings)
+
+    def params_of(self, method: str, raw: Any):
+        """Structured params, or None (and a logged reason) when malformed."""
+        try:
+            return self.protocol._converter.structure(raw, PARAMS[method])
+        except Exception as exc:  # noqa: BLE001 - bad params are the client's, not fatal
+            self.window_log_message(types.LogMessageParams(
+                types.MessageType.Warning, f"poimen: ignored malformed {method}: {exc}"))
+            return None
+
+
+def guarded(fn):
+    """A failing notification handler logs and is done; the server stays up."""
+    @functools.wraps(fn)
+    async def run(ls: PoimenServer, *args):
+        try:
+            result = fn(ls, *args)
+            if hasattr(result, "__await__"):
+                await result
+        except Exception as exc:  # noqa: BLE001
+            log.exception("%s failed", fn.__name__)
+            ls.report_server_error(exc, type(exc))
+    return run
+
+
+def build(defaults: Settings | None = None) -> PoimenServer:
+    server = PoimenServer(defaults or Settings())
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: PoimenServer, params: types.InitializeParams):
+        ls.apply_settings(params.initialization_options, ls.defaults)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: PoimenServer, params: types.InitializedParams):
+        await pull_configuration(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded
+    async def did_change_configuration(ls: PoimenServer,
+                                       params: types.DidChangeConfigurationParams):
+        if isinstance(params.settings, dict) and params.settings:
+            ls.apply_settings(params.settings, ls.session.settings)
+        else:
+            await pull_configuration(ls)
+
+    @server.feature(DIAGNOSTICS)
+    @guarded
+    async def forwarded_diagnostics(ls: PoimenServer, params: Any):
+        parsed = ls.params_of(DIAGNOSTICS, params)
+        if parsed is not None:
+            await inputs.on_diagnostics(ls, parsed)
+
+    @server.feature(TERMINAL_OUTPUT)
+    @guarded
+    async def terminal_output(ls: PoimenServer, params: Any):
+        parsed = ls.params_of(TERMINAL_OUTPUT, params)
+        if parsed is not None:
+            await terminal.on_terminal_output(ls, parsed)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guarded
+    async def did_open(ls: PoimenServer, params: types.DidOpenTextDocumentParams):
+        if inputs.is_log_document(params.text_document):
+            await inputs.on_log_document(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded
+    async def did_change(ls: PoimenServer, params: types.DidChangeTextDocumentParams):
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        if inputs.is_log_document(doc):
+            await inputs.on_log_document(ls, doc.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded
+    def did_close(ls: PoimenServer, params: types.DidCloseTextDocumentParams):
+        inputs.on_close(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def on_hover(ls: PoimenServer, params: types.HoverParams):
+        return await hover.hover(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def on_code_action(ls: PoimenServer, params: types.CodeActionParams):
+        return code_actions.code_actions(ls, params)
+
+    for name, command in COMMANDS.items():
+        server.command(name)(command)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: PoimenServer, params: None):
+        ls.session.shutdown()
+
+    return server
+
+
+async def pull_configuration(ls: PoimenServer) -> None:
+    """`workspace/configuration` (section `poimen`), where the client supports it."""
+    if not get_capability(ls.client_capabilities, "workspace.configuration", False):
+        return
+    try:
+        (raw,) = await ls.workspace_configuration_async(types.ConfigurationParams(
+            items=[types.ConfigurationItem(section=SECTION)]))
+    except Exception as exc:  # noqa: BLE001 - keep the settings we have
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    if raw:
+        ls.apply_settings(raw, ls.session.settings)

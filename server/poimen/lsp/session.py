@@ -1,0 +1,169 @@
+"""What one language-server session holds: settings, the engine, answers and placements.
+
+The engine is blocking (LanceDB, ONNX, fsync), so every engine call runs on one
+dedicated thread (`lane`), never on the event loop; one thread also keeps the engine's
+own state free of races. The engine is built on first use and rebuilt when the vault,
+project or generator settings change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from . import cards
+from .cache import AnswerCache, Intake
+from .inputs import Failure, Index, failure_from
+from .resolution import Failing
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+PROVENANCE_LESSONS = 3
+PROVENANCE_PARENTS = 3
+
+
+@dataclass(frozen=True)
+class Answer:
+    failure: Failure
+    response: dict
+    provenance: dict[str, dict]
+    document: str            # file uri of the full answer (markdown)
+
+
+class Session:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.cache: AnswerCache[Answer] = AnswerCache(settings.cache_size)
+        self.index = Index()
+        self.intake = Intake(lambda job: job(), settings.debounce_ms / 1000,
+                             settings.queue_limit)
+        self.lane = ThreadPoolExecutor(1, thread_name_prefix="poimen-engine")
+        self.evidence: dict[str, str] = {}     # failure key -> evidence sha it was ingested as
+        self.latest: Failure | None = None     # the last failure any input showed
+        self.failing: dict[str, Failing] = {}  # terminal origin -> its last failure
+        self.tasks: set[asyncio.Future] = set()
+        self._engine = None
+        self._engine_key: tuple | None = None
+
+    # -- settings and the engine ---------------------------------------------------------
+    def configure(self, settings: Settings) -> None:
+        if settings.engine_key() != self.settings.engine_key():
+            self.cache.clear()
+        self.settings = settings
+        self.cache.limit = settings.cache_size
+        self.intake.delay = settings.debounce_ms / 1000
+        self.intake.limit = settings.queue_limit
+
+    def engine(self):
+        """The engine for the current settings (call on the lane only)."""
+        key = self.settings.engine_key()
+        if self._engine is None or key != self._engine_key:
+            from poimen.config import Settings as EngineSettings
+            from poimen.engine import Engine
+
+            engine_settings = EngineSettings.from_env()
+            engine_settings.budget = self.settings.budget
+            if self.settings.generator != "embedded" or self.settings.generator_url:
+                engine_settings.generator = {"backend": self.settings.generator,
+                                             "url": self.settings.generator_url,
+                                             "model": self.settings.generator_model}
+            self._engine = Engine(self.settings.vault, self.settings.project, engine_settings)
+            self._engine_key = key
+        return self._engine
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(engine, *args)` on the engine's thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.lane, lambda: fn(self.engine(), *args))
+
+    # -- failures and answers --------------------------------------------------------------
+    async def failure(self, text: str, source: str, tool: str | None = None) -> Failure:
+        return await self.call(lambda engine: failure_from(text, source, engine.signatures, tool))
+
+    async def answer(self, failure: Failure, request_id: str | None = None,
+                     fresh: bool = False) -> Answer:
+        """The cached answer for `failure`, or a new lookup (always one when `fresh`)."""
+        cached = None if fresh else self.cache.get(failure.key)
+        if cached is not None:
+            return cached
+        answer = await self.call(self._lookup, failure, request_id)
+        self.cache.put(failure.key, answer)
+        return answer
+
+    def _lookup(self, engine, failure: Failure, request_id: str | None) -> Answer:
+        request = {"signature_source": failure.text, "budget": self.settings.budget}
+        if request_id:
+            request["request_id"] = request_id
+        if self.settings.project:
+            request["project"] = self.settings.project
+        if self.settings.scope:
+            request["scope"] = self.settings.scope
+        response = engine.context(request)
+        provenance = {}
+        for lesson in (response.get("lessons") or [])[:PROVENANCE_LESSONS]:
+            for sha in (lesson.get("parents") or [])[:PROVENANCE_PARENTS]:
+                node = engine.memory(sha)
+                if node is not None:
+                    provenance[sha] = node
+        path = self.answers_dir() / f"{_file_name(failure.key)}.md"
+        path.write_text(cards.document(response, failure.text, provenance), encoding="utf-8")
+        return Answer(failure, response, provenance, from_fs_path(str(path)) or path.as_uri())
+
+    def answers_dir(self) -> Path:
+        if self.settings.answers_dir:
+            path = Path(self.settings.answers_dir).expanduser()
+        else:
+            cache_home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+            path = Path(cache_home) / "poimen" / "answers"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def forget_answers(self) -> None:
+        """After a write (remember, rebuild) every cached answer may be stale."""
+        self.cache.clear()
+
+    def own_diagnostics(self, uri: str) -> list[types.Diagnostic]:
+        """Our diagnostics for `uri`: one per terminal frame that points into it."""
+        out = []
+        for placement in self.index.in_uri(uri, "terminal:"):
+            answer = self.cache.get(placement.failure.key)
+            if answer is None:
+                continue
+            tier = answer.response.get("tier")
+            out.append(types.Diagnostic(
+                range=placement.range, source="poimen",
+                severity=types.DiagnosticSeverity.Information if tier == 1
+                else types.DiagnosticSeverity.Hint,
+                message=f"{cards.headline(answer.response)} — {placement.failure.title}",
+                code=f"tier-{tier}" if tier else "unknown",
+                data={"failure": placement.failure.key}))
+        return out
+
+    def spawn(self, coro) -> asyncio.Future:
+        """Run `coro` beside the intake, kept referenced until it ends."""
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    def shutdown(self) -> None:
+        self.lane.shutdown(wait=False, cancel_futures=True)
+
+
+def request_id(*parts: Any) -> str:
+    """A stable id for one occurrence, so a republished input is not counted twice."""
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
+def _file_name(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", key)[:40].strip("-") or "answer"
