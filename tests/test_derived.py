@@ -289,6 +289,26 @@ def test_add_updates_the_index_in_process(vault):
     assert len(index) == 1 and index.check(SKILL).name == NAME
 
 
+def test_refresh_picks_up_what_others_appended(vault):
+    index = ArtifactIndex.load(vault)
+    assert index.refresh() == 0
+    record_artifact(vault, "skill", NAME, SKILL)  # as another process would
+    assert index.check(SKILL) is None
+    assert index.refresh() == 1 and index.check(SKILL).name == NAME
+    assert index.refresh() == 0
+    nginx = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
+    record_artifact(vault, "reference", "nginx", nginx)
+    with (vault / MANIFEST).open("a") as manifest:
+        manifest.write("not json\n")
+    with pytest.raises(ManifestError) as err:
+        index.refresh()
+    assert err.value.line == 3
+    (vault / MANIFEST).unlink()
+    record_artifact(vault, "reference", "nginx", nginx)  # a new file: read from its start
+    assert index.refresh() == 1
+    assert len(index) == 1 and index.check(SKILL) is None and index.check(nginx).name == "nginx"
+
+
 def test_verify_evidence_lists_only_derived_records(vault):
     index = ArtifactIndex.load(vault)
     index.add(record_artifact(vault, "skill", NAME, SKILL))
@@ -297,6 +317,7 @@ def test_verify_evidence_lists_only_derived_records(vault):
     violations = verify_evidence(index, evidence)
     assert [v.evidence_sha for v in violations] == ["b" * 64]
     assert violations[0].to_dict()["name"] == NAME
+    assert f"{'b' * 64} quotes skill {NAME!r}" in str(violations[0])
     assert verify_evidence(index, evidence[:1] + evidence[2:]) == []
 
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .manifest import KINDS, Artifact, read_manifest
+from .manifest import KINDS, Artifact, ManifestPosition, read_appended
 from .shingles import shingles
 
 DEFAULT_THRESHOLD = 0.8
@@ -47,6 +47,12 @@ class Violation:
     def to_dict(self) -> dict:
         return {"evidence_sha": self.evidence_sha, **self.match.to_dict()}
 
+    def __str__(self) -> str:
+        m = self.match
+        return (f"evidence {self.evidence_sha} quotes {m.kind} {m.name!r} "
+                f"(artifact {m.artifact_sha[:12]}, overlap {m.overlap:.2f} >= {m.threshold:.2f}, "
+                f"{m.shingles_matched}/{m.shingles_measured} shingles, {m.measure})")
+
 
 def _checked_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]:
     merged = dict.fromkeys(KINDS, DEFAULT_THRESHOLD)
@@ -72,6 +78,11 @@ class ArtifactIndex:
 
     def __init__(self, thresholds: dict[str, float] | None = None):
         self.thresholds = _checked_thresholds(thresholds)
+        self._vault_dir: Path | None = None
+        self._position = ManifestPosition()
+        self._reset()
+
+    def _reset(self) -> None:
         self._artifacts: list[Artifact] = []
         self._keys: set[tuple[str, str, str]] = set()
         self._postings: dict[int, list[int]] = {}
@@ -80,9 +91,26 @@ class ArtifactIndex:
     def load(cls, vault_dir: Path, thresholds: dict[str, float] | None = None) -> "ArtifactIndex":
         """The index of `<vault>/.artifacts.jsonl`; raises ManifestError on a corrupt line."""
         index = cls(thresholds)
-        for artifact in read_manifest(Path(vault_dir)):
-            index.add(artifact)
+        index._vault_dir = Path(vault_dir)
+        index.refresh()
         return index
+
+    def refresh(self) -> int:
+        """Index what was appended to the manifest since it was last read; the count added.
+
+        Cheap when nothing changed, so a long-lived engine can call it before every check.
+        A manifest replaced by another file is read again from its start.
+        """
+        if self._vault_dir is None:
+            return 0
+        appended, position, replaced = read_appended(self._vault_dir, self._position)
+        if replaced:
+            self._reset()
+        self._position = position
+        before = len(self._artifacts)
+        for artifact in appended:
+            self.add(artifact)
+        return len(self._artifacts) - before
 
     def __len__(self) -> int:
         return len(self._artifacts)

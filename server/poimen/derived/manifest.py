@@ -110,22 +110,55 @@ def _parse_line(path: Path, number: int, raw: bytes) -> Artifact:
                     tuple(int(h, 16) for h in hashes), entry["emitted_at"])
 
 
-def _read(path: Path) -> list[Artifact]:
+@dataclass(frozen=True)
+class ManifestPosition:
+    """How much of a manifest has been read: bytes and lines so far, and how it began
+    (its inode and first bytes, to tell a replaced file from a grown one)."""
+    inode: int = 0
+    head: bytes = b""
+    offset: int = 0
+    lines: int = 0
+
+
+_HEAD = 256
+
+
+def _read(path: Path, since: ManifestPosition
+          ) -> tuple[list[Artifact], ManifestPosition, bool]:
+    """Artifacts after `since`, the new position, and whether the file was read anew."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as manifest:
+            stat = os.fstat(manifest.fileno())
+            inode, head = stat.st_ino, manifest.read(_HEAD)
+            restarted = (stat.st_size < since.offset
+                         or (inode, head[:len(since.head)]) != (since.inode, since.head))
+            if restarted:
+                since = ManifestPosition(inode, head)
+            manifest.seek(since.offset)
+            data = manifest.read()
     except FileNotFoundError:
-        return []
-    return [_parse_line(path, number, raw)
-            for number, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
+        return [], ManifestPosition(), since != ManifestPosition()
+    artifacts = [_parse_line(path, number, raw)
+                 for number, raw in enumerate(data.split(b"\n"), start=since.lines + 1)
+                 if raw.strip()]
+    return artifacts, ManifestPosition(inode, head, since.offset + len(data),
+                                       since.lines + data.count(b"\n")), restarted
 
 
 def read_manifest(vault_dir: Path) -> list[Artifact]:
-    """Every artifact in the manifest, in order; missing or empty manifest gives []."""
+    """Every artifact in the manifest, in order; a missing or empty manifest gives []."""
+    return read_appended(vault_dir, ManifestPosition())[0]
+
+
+def read_appended(vault_dir: Path, since: ManifestPosition
+                  ) -> tuple[list[Artifact], ManifestPosition, bool]:
+    """Artifacts appended after `since`, where reading stopped, and whether the manifest
+    was replaced (then every artifact in it is returned)."""
     vault_dir = Path(vault_dir)
     if not (vault_dir / MANIFEST).exists():
-        return []
+        return [], ManifestPosition(), since != ManifestPosition()
     with _locked(vault_dir, fcntl.LOCK_SH):
-        return _read(vault_dir / MANIFEST)
+        return _read(vault_dir / MANIFEST, since)
 
 
 def record_artifact(vault_dir: Path, kind: str, name: str, text: str) -> Artifact:
@@ -140,7 +173,7 @@ def record_artifact(vault_dir: Path, kind: str, name: str, text: str) -> Artifac
     artifact = make_artifact(kind, name, text)
     path = vault_dir / MANIFEST
     with _locked(vault_dir, fcntl.LOCK_EX):
-        for known in _read(path):
+        for known in _read(path, ManifestPosition())[0]:
             if known.key == artifact.key:
                 return known
         created = not path.exists()
