@@ -1,0 +1,40 @@
+# The two set-up commands (see README): `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_VAULT ?= demo-vault
+
+.PHONY: demo test install install-test editors stress bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -e .
+
+install-test: $(BIN)/python
+	$(BIN)/pip install -q -e ".[test]"
+
+## demo: install and run the main job end to end on a local vault (./demo-vault)
+demo: install
+	$(BIN)/mem --vault $(DEMO_VAULT) demo
+
+## editors: install what the real-editor tests need (Chromium, Node 24, code-server, the .vsix)
+editors:
+	bash .ci/install-editors.sh
+
+## test: install test extras and the editors, then run the whole suite
+test: install-test editors
+	$(BIN)/python -m pytest -q
+
+## stress: the long crash and concurrency runs
+stress: install-test
+	POIMEN_STRESS=1 $(BIN)/python -m pytest -q tests/stress
+
+## bench: benchmarks (quick profile; `make bench ARGS=--full` for the large sizes)
+bench: install-test
+	$(BIN)/python bench/run.py $(ARGS)
+
+clean:
+	rm -rf $(DEMO_VAULT) .pytest_cache
