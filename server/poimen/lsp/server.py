@@ -9,6 +9,7 @@ after the user accepts the offer to record how a terminal failure was fixed.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from typing import Any
@@ -27,6 +28,7 @@ from .settings import SECTION, Settings, parse
 
 log = logging.getLogger(__name__)
 
+CONFIGURATION_TIMEOUT_S = 5.0
 DIAGNOSTICS = "poimen/diagnostics"
 TERMINAL_OUTPUT = "poimen/terminalOutput"
 PARAMS = {DIAGNOSTICS: ForwardedDiagnostics, TERMINAL_OUTPUT: TerminalOutput}
@@ -101,6 +103,16 @@ def guarded(fn):
     return run
 
 
+def after_settings(fn):
+    """Requests wait until the client's settings are in (the vault may be among them)."""
+    @functools.wraps(fn)
+    async def run(ls: PoimenServer, *args):
+        await ls.session.ready.wait()
+        result = fn(ls, *args)
+        return await result if hasattr(result, "__await__") else result
+    return run
+
+
 def build(defaults: Settings | None = None) -> PoimenServer:
     server = PoimenServer(defaults or Settings())
 
@@ -110,7 +122,10 @@ def build(defaults: Settings | None = None) -> PoimenServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: PoimenServer, params: types.InitializedParams):
-        await pull_configuration(ls)
+        try:
+            await pull_configuration(ls)
+        finally:
+            ls.session.ready.set()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @guarded
@@ -154,16 +169,18 @@ def build(defaults: Settings | None = None) -> PoimenServer:
         inputs.on_close(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @after_settings
     async def on_hover(ls: PoimenServer, params: types.HoverParams):
         return await hover.hover(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @after_settings
     def on_code_action(ls: PoimenServer, params: types.CodeActionParams):
         return code_actions.code_actions(ls, params)
 
     for name, command in COMMANDS.items():
-        server.command(name)(command)
+        server.command(name)(after_settings(command))
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: PoimenServer, params: None):
@@ -177,8 +194,9 @@ async def pull_configuration(ls: PoimenServer) -> None:
     if not get_capability(ls.client_capabilities, "workspace.configuration", False):
         return
     try:
-        (raw,) = await ls.workspace_configuration_async(types.ConfigurationParams(
-            items=[types.ConfigurationItem(section=SECTION)]))
+        (raw,) = await asyncio.wait_for(ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])),
+            CONFIGURATION_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - keep the settings we have
         log.warning("workspace/configuration failed: %s", exc)
         return

@@ -52,6 +52,7 @@ class Session:
         self.latest: Failure | None = None     # the last failure any input showed
         self.failing: dict[str, Failing] = {}  # terminal origin -> its last failure
         self.tasks: set[asyncio.Future] = set()
+        self.ready = asyncio.Event()           # set once the client's settings are in
         self._engine = None
         self._engine_key: tuple | None = None
 
@@ -82,7 +83,8 @@ class Session:
         return self._engine
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """`fn(engine, *args)` on the engine's thread."""
+        """`fn(engine, *args)` on the engine's thread, once the settings are known."""
+        await self.ready.wait()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.lane, lambda: fn(self.engine(), *args))
 
