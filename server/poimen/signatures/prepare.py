@@ -1,0 +1,67 @@
+"""Input to lines: decode, clip, strip escapes and the framing that logs wrap around output.
+
+GitHub Actions logs carry a per-line ISO timestamp and `##[group]` / `##[endgroup]` /
+`##[error]` framing; docker compose prefixes `service_1  | `; k9s and Terraform draw `│`
+boxes; klog and log4j put a timestamp first; pasted text is often quoted with `>`. All of
+that goes before any rule looks at a line. Every line is clipped to `LINE_CAP` characters,
+so a 50 MB single line costs one slice, not a regex over 50 MB.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .normalise import LINE_CAP
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b[()][0-9A-Za-z]|\x1b")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_PREFIXES = (
+    re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ?"),  # Actions
+    re.compile(r"^\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]\s?"),  # log4j
+    re.compile(r"^[\w.-]{1,80}(?:[_-]\d{1,3})?\s{1,40}\| "),  # docker compose service prefix
+    re.compile(r"^\s*[│┃║|]\s?"),  # box drawing (Terraform, k9s)
+    re.compile(r"^\s*[╷╵]\s*$"),
+    re.compile(r"^\s*>\s?(?=\S)"),  # quoted paste
+    re.compile(r"^#\d{1,4} \d{1,6}\.\d{1,4} "),  # buildkit step output
+    re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{1,9}\s+\d+ [\w.-]{1,80}:\d+\] "),  # klog
+    re.compile(r"^ERROR: logging before flag\.Parse: "),
+    re.compile(r"^\s*\[\s*\d{1,3}%\]\s"),  # cmake/make progress
+    re.compile(r"^(?:INFO|DEBUG|TRACE)\s+(?=\S)"),
+)
+_GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
+_WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
+
+
+def decode(text: str | bytes) -> str:
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text).decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise TypeError(f"extract() takes str or bytes, not {type(text).__name__}")
+    return text
+
+
+def clean_line(raw: str) -> str:
+    """One physical line as a rule should see it (clipped, unframed, no escapes)."""
+    line = raw[:LINE_CAP * 2].rstrip("\r")
+    if "\r" in line:  # progress bars redraw with CR: the last frame is what was seen
+        line = line.rsplit("\r", 1)[-1]
+    line = _CONTROL.sub("", _ANSI.sub("", line))[:LINE_CAP]
+    for _ in range(3):
+        before = line
+        for prefix in _PREFIXES:
+            line = prefix.sub("", line, count=1)
+        if line == before:
+            break
+    gha = _GHA_COMMAND.match(line)
+    if gha:
+        kind, rest = gha.groups()
+        return {"error": "Error: ", "warning": "Warning: "}.get(kind, "") + rest \
+            if kind in ("error", "warning", "group", "command") else ""
+    wf = _WORKFLOW_COMMAND.match(line)
+    if wf:
+        return ("Error: " if wf.group(1) == "error" else "Warning: ") + wf.group(2)
+    return line
+
+
+def lines_of(text: str) -> list[str]:
+    return [clean_line(raw) for raw in text.split("\n")]

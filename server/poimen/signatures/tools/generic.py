@@ -1,0 +1,72 @@
+"""Consequences (claimed, never reported), bare exception lines, logfmt, and the generic
+`error:` fallback (weak: reported only when no tool rule found anything)."""
+
+from __future__ import annotations
+
+import re
+
+from .. import frames as fr
+from ..rules import Ctx, Hit, block, consequence, line
+from .python import EXC, exception_hit
+
+CONSEQUENCES = [
+    consequence("exit-code", "exit code|exit status|exited with|non-zero|exit 1",
+                r"(?:Process completed|failed|finished|exited|Command failed|returned|"
+                r"completed) with (?:a )?(?:non-zero )?exit (?:code|status)|exited with code|"
+                r"returned non-zero exit status|returned a non-zero code|^Error: Command exited|"
+                r"ld returned \d+ exit status|linker command failed with exit code", re.I),
+    consequence("make", "***|recipe for target|build stopped|subcommand failed",
+                r"^g?make(?:\[\d+\])?: \*\*\*|recipe for target .* failed|^ninja: build stopped"),
+    consequence("cargo-summary", "could not compile|build failed|aborting due to",
+                r"^error: could not compile|^error: build failed|build failed, waiting for other "
+                r"jobs|aborting due to (?:\d+ )?previous errors?|^Error: Build failed"),
+    consequence("npm-lifecycle", "elifecycle|npm err!|npm error",
+                r"ELIFECYCLE|^\s*npm (?:ERR!|error) (?:errno|Exit status|Failed at|A complete log|"
+                r"Log files|This is probably|code (?:ELIFECYCLE|1)\b)"),
+    consequence("build-summary", "build failed|errors occurred|compiled with|found ",
+                r"^BUILD FAILED|^FAILURE: Build failed|Configuring incomplete, errors occurred|"
+                r"compiled with \d+ errors?|^Found \d+ errors?\b|^error Command failed"),
+    consequence("buildkit-process", "did not complete successfully",
+                r"failed to solve: process \".*\" did not complete successfully"),
+    consequence("test-summary", "failed|error ", r"^=+ .*\b(?:failed|errors?)\b.* =+$|^FAILED \S+::|"
+                r"^ERROR \S+::|^\d+ failed\b"),
+    consequence("systemd-result", "failed with result", r"Failed with result '"),
+]
+
+
+def _bare_exception(ctx: Ctx, i: int, m: re.Match):
+    """`SomeError: message` with no stack: Python unless the text says otherwise."""
+    exc = EXC.match(ctx.lines[i].strip())
+    if not exc or not exc["msg"]:
+        return None
+    tool = "node" if "node" in ctx.hints and "python" not in ctx.hints else "python"
+    msg = " ".join([exc["msg"]] + [t.strip() for t in ctx.lines[i + 1:i + 3]
+                                    if t.strip() and t[:1] not in "\t" and not EXC.match(t.strip())
+                                    and not t.strip().startswith(("at ", "warnings."))])
+    return exception_hit(tool, exc["kind"], msg, _frames_above(ctx.lines, i), i, i)
+
+
+def _frames_above(lines: list[str], i: int) -> tuple[str, ...]:
+    """A traceback pasted without its `Traceback` header still has frames above the error."""
+    found = []
+    for j in range(i - 1, max(-1, i - 200), -1):
+        text = lines[j]
+        frame = fr.PY_FRAME.match(text)
+        if frame:
+            made = fr.make(frame["func"], frame["file"])
+            if made:
+                found.append(made)
+        elif not (text[:1] in " \t," and text.strip()):
+            break
+    return fr.raise_site(found, True)
+
+
+FALLBACK = [
+    line("logfmt-error", "log", "level=", r"\blevel=(?P<kind>error|fatal|panic|crit)\b.{0,300}?"
+         r"\bmsg=\"(?P<msg>(?:[^\"\\]|\\.){1,500})\"", weak=True),
+    block("bare-exception", "python", "error: |exception: |error:|exception:",
+          r"^\s*(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,80}?(?:Error|Exception): \S", _bare_exception),
+    line("generic-error", "generic", "error|fatal",
+         r"^\s*(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?(?P<msg>\S.{2,})$",
+         "error", weak=True),
+]
