@@ -11,11 +11,17 @@ import { discoverServer, ServerCommand, ServerNotFound } from "./discovery";
 import { DiagnosticForwarder, terminalPayload } from "./payloads";
 import { serverArgs, serverSettings } from "./settings";
 import { OutputTail, stripAnsi } from "./text";
-import { answerCommand, fillCommandArgs } from "./commands";
+import { askLesson, runCommand } from "./commands";
 import { runE2E } from "./e2e";
 
 const TERMINAL_TAIL = 256 * 1024;
 const READ_GRACE_MS = 2000;
+
+interface RememberFix {
+  failure: string;
+  title?: string;
+  parents?: string[];
+}
 
 export interface PoimenApi {
   /** Resolves when the server has started (or rejects with why it could not). */
@@ -84,16 +90,21 @@ async function startClient(output: vscode.OutputChannel): Promise<void> {
           );
         },
       },
-      executeCommand: async (command, args, next) => {
-        const filled = await fillCommandArgs(command, args);
-        if (filled === undefined) return undefined;
-        const result = await next(command, filled);
-        return answerCommand(command, result);
-      },
+      executeCommand: (command, args, next) =>
+        runCommand(command, args, async (filled) => next(command, filled)),
     },
   };
   client = new LanguageClient("poimen", "poimen", serverOptions, clientOptions);
   await client.start();
+  // The server saw a failing command pass and the user agreed to record what fixed it.
+  client.onNotification("poimen/rememberFix", async (params: RememberFix) => {
+    const text = await askLesson(params.title);
+    if (text) {
+      await vscode.commands.executeCommand("poimen.remember", {
+        text, failure: params.failure, parents: params.parents,
+      });
+    }
+  });
 }
 
 function forwardDiagnostics(context: vscode.ExtensionContext): void {

@@ -34,12 +34,10 @@ export function serverSettings(get: Lookup, defaultProject?: string): ServerSett
   return out;
 }
 
-/** Arguments for `mem`: the user's extra arguments, the vault, then the `lsp` subcommand. */
+/** Arguments for `mem`: the vault (a global option), `lsp`, then the user's extra
+ * arguments for `mem lsp` (such as `--log-file`). */
 export function serverArgs(extra: readonly string[], settings: ServerSettings): string[] {
-  const args = [...extra];
-  if (typeof settings.vault === "string" && !args.includes("--vault")) {
-    args.push("--vault", settings.vault);
-  }
-  args.push("lsp");
-  return args;
+  const args: string[] = [];
+  if (typeof settings.vault === "string") args.push("--vault", settings.vault);
+  return [...args, "lsp", ...extra];
 }

@@ -19,8 +19,8 @@ test("client-only keys never reach the server", () => {
   assert.ok(!SERVER_KEYS.some((k) => k.includes(".")));
 });
 
-test("the vault is passed on the command line before lsp, unless the user already did", () => {
+test("the vault goes before lsp, the user's arguments after it", () => {
   assert.deepEqual(serverArgs([], { vault: "/v" }), ["--vault", "/v", "lsp"]);
-  assert.deepEqual(serverArgs(["--vault", "/mine"], { vault: "/v" }), ["--vault", "/mine", "lsp"]);
+  assert.deepEqual(serverArgs(["--log-file", "/tmp/l"], { vault: "/v" }), ["--vault", "/v", "lsp", "--log-file", "/tmp/l"]);
   assert.deepEqual(serverArgs([], {}), ["lsp"]);
 });
