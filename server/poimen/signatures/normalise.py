@@ -67,6 +67,13 @@ def _hexish(m: re.Match) -> str:
     return "<hash>" if re.search(r"\d", s) and re.search(r"[a-zA-Z]", s) else s
 
 
+def _url(m: re.Match) -> str:
+    scheme, _, rest = m.group(0).partition("://")
+    port = re.match(r"[^/?#]*?:(\d{1,5})(?:[/?#]|$)", rest)
+    keep = f":{port.group(1)}" if port and int(port.group(1)) < 10000 else ""
+    return f"<{scheme.lower()} url{keep}>"
+
+
 def _port(m: re.Match) -> str:
     return m.group(1) + (":<port>" if int(m.group(2)) >= 10000 else ":" + m.group(2))
 
@@ -102,7 +109,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
             "<uuid>", "request, container and task ids"),
     Pattern("url", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://(?:[^\s'\"<>`)\]]|<[\w.-]{1,40}>){0,500}(?<![:.,;])"),
-            "<url>", "hosts and paths of URLs are the user's (registry, repo, endpoint)"),
+            _url, "host and path are the user's (registry, repo, endpoint); the scheme and a "
+            "service port (< 10000) are kept: unix:// vs tcp://…:2375 are different failures"),
     Pattern("path", re.compile(
         rf"{_PATH_START}(?P<p>(?:[A-Za-z]:[\\/]|\\\\|~/|\.{{1,2}}/|/)(?:{_PATH_CHARS}{{1,300}}"
         rf"(?<![.:])|)|[\w.@-]{{1,100}}[\\/](?:[\w.@+-]{{1,100}}[\\/]){{0,30}}"

@@ -8,7 +8,7 @@ import re
 
 from . import generic, infra, js, jvm, native, net, python
 
-RULES = (generic.CONSEQUENCES + net.TLS_RULES + infra.RULES + net.RULES + jvm.RULES + python.RULES + js.RULES
+RULES = (generic.CONSEQUENCES + jvm.EARLY + net.TLS_RULES + infra.RULES + net.RULES + jvm.RULES + python.RULES + js.RULES
          + native.RULES + generic.FALLBACK)
 
 # Words anywhere in the input that let context-dependent rules fire (`needs=`) and name
@@ -19,7 +19,7 @@ HINTS = re.compile(
     r"(?P<cargo>Compiling [\w-]+ v\d|\bcargo\b|\brustc\b|\.rs\b)|"
     r"(?P<go>\bgo (?:build|test|run|vet|install|mod)\b|\.go:\d+|^# [\w./-]+$|\bgo\.mod\b)|"
     r"(?P<node>node_modules|\bnode\b|\bnpm\b|\byarn\b|\bpnpm\b|\.m?js\b)|"
-    r"(?P<python>Traceback|\.py\b|\bpip\b|\bpython)|"
+    r"(?P<python>Traceback|\.py\b|\bpip\b|\bpython)|(?P<poetry>\bpoetry\b|Poetry)|"
     r"(?P<nginx>nginx|openresty)|(?P<kong>\bkong\b|Kong)|(?P<cloudflare>cloudflare)|"
     r"(?P<envoy>envoy)|(?P<traefik>traefik)|(?P<apache>Apache)", re.I)
 

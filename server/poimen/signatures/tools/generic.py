@@ -30,6 +30,10 @@ CONSEQUENCES = [
                 r"failed to solve: process \".*\" did not complete successfully"),
     consequence("test-summary", "failed|error ", r"^=+ .*\b(?:failed|errors?)\b.* =+$|^FAILED \S+::|"
                 r"^ERROR \S+::|^\d+ failed\b"),
+    consequence("http-status", " 4| 5", r"(?:^|\s)[45]\d\d (?:Bad Gateway|Gateway Time-?out|Service "
+                r"Unavailable|Internal Server Error|Not Found|Forbidden|Unauthorized|Bad Request)\s*$"),
+    consequence("pod-state", "backoff|errimagepull",
+                r"^\S+\s+\d+/\d+\s+(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|Error)\s"),
     consequence("systemd-result", "failed with result", r"Failed with result '"),
 ]
 

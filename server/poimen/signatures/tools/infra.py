@@ -89,9 +89,6 @@ RULES = [
          r"Failed to pull image \"(?P<x_image>[^\"]+)\": (?P<msg>.+)$", "ErrImagePull"),
     line("k8s-probe", "kubernetes", "probe failed",
          r"(?P<msg>(?:Liveness|Readiness|Startup) probe failed: .+)$", "ProbeFailed"),
-    line("k8s-pod-state", "kubernetes", "crashloopbackoff|imagepullbackoff|errimagepull|"
-         "createcontainerconfigerror", r"\b(?P<kind>CrashLoopBackOff|ImagePullBackOff|ErrImagePull|"
-         r"CreateContainerConfigError)\b", weak=True),
     block("helm-failed", "helm", "installation failed|upgrade failed|cluster unreachable",
           r"^Error: (?P<kind>INSTALLATION FAILED|UPGRADE FAILED|Kubernetes cluster unreachable)"
           r":? ?(?P<msg>.*)$", _k8s_named("helm")),
@@ -100,6 +97,12 @@ RULES = [
     block("gha-setup-version", "github-actions", "not found",
           r"(?:Version (?P<v>[\w.]+) with arch (?P<a>\w+) not found|The version '(?P<v2>[^']+)' "
           r"with architecture '(?P<a2>[^']+)' was not found)", _gha_setup_version),
+    line("ansible-error", "ansible", "error!", r"^ERROR! (?P<msg>.+?)(?: This often indicates.*)?$",
+         "error"),
+    line("aws-cli-error", "aws", "an error occurred (",
+         r"An error occurred \((?P<kind>\w+)\) when calling the (?P<msg>\w+ operation(?:: .+)?)$"),
+    line("elasticsearch-error", "elasticsearch", "_exception",
+         r"\"type\":\"(?P<kind>\w+_exception)\",\"reason\":\"(?P<msg>(?:[^\"\\]|\\.){1,500})\""),
     line("gha-unable-to-resolve-action", "github-actions", "unable to resolve action",
          r"(?P<msg>Unable to resolve action `[^`]+`, .+)$", "action-not-found"),
 ]

@@ -102,7 +102,7 @@ def _js_error(ctx: Ctx, i: int, m: re.Match):
         if h:
             header = fr.make("", h["file"])
             break
-    if not (found or header or m["code"]):
+    if not (found or header or m["code"] or lines[i].lstrip().startswith("Uncaught ")):
         return None
     kind = m["kind"] + (f" [{m['code']}]" if m["code"] else "")
     msg = m["msg"]
@@ -113,6 +113,16 @@ def _js_error(ctx: Ctx, i: int, m: re.Match):
     else:
         site = fr.raise_site(found, True)
     return Hit("node", kind, msg, site, i, end)
+
+
+def _next_line(tool: str, kind: str):
+    """The failure is the first non-empty line after a heading."""
+    def build(ctx: Ctx, i: int, m: re.Match):
+        for j in range(i + 1, min(len(ctx.lines), i + 6)):
+            if ctx.lines[j].strip():
+                return Hit(tool, kind, ctx.lines[j].strip(), (), i, j)
+        return None
+    return build
 
 
 RULES = [
@@ -143,5 +153,15 @@ RULES = [
          r"(?P<msg>.+)$"),
     line("jest-environment", "jest", "test environment",
          r"(?P<msg>Test environment \S+ cannot be found)", "environment-missing"),
+    line("node-fatal", "node", "fatal error:", r"^FATAL ERROR: (?P<msg>.+)$", "FATAL ERROR"),
+    line("node-unhandled-rejection", "node", "unhandledpromiserejection",
+         r"^\[UnhandledPromiseRejection: (?P<msg>.+?)\]? ?\{?$", "ERR_UNHANDLED_REJECTION"),
+    line("eslint-problem", "eslint", "error  ",
+         r"^\s+\d+:\d+\s+error\s+(?P<msg>.+?)\s{2,}(?P<kind>[@\w/-]+)$"),
+    block("jest-suite-failed", "jest", "test suite failed to run",
+          r"●\s+Test suite failed to run", _next_line("jest", "suite-failed")),
+    line("vite-blocked-host", "vite", "blocked request",
+         r"(?P<msg>Blocked request\. This host \(\"(?P<x_host>[^\"]+)\"\) is not allowed)",
+         "blocked-host"),
     block("node-error", "node", "error|exception", JS_ERROR.pattern, _js_error),
 ]

@@ -10,7 +10,7 @@ from ..rules import Ctx, Hit, block, line
 
 _FQCN = r"(?:[a-z_$][\w$]{0,60}\.){1,12}[A-Z][\w$]{0,80}"
 JAVA_EXC = re.compile(
-    rf"^\s*(?:Exception in thread \"[^\"]{{0,200}}\" |Caused by: )?(?P<kind>{_FQCN})"
+    rf"^\s*(?:Exception in thread \"[^\"]{{0,200}}\" |Caused(?: by)?: )?(?P<kind>{_FQCN})"
     r"(?:: (?P<msg>.*))?$")
 _MORE = re.compile(r"^\s*\.\.\. \d+ (?:more|common frames omitted)")
 _CHAIN = re.compile(r"\s*\(through reference chain: .*$")
@@ -48,7 +48,7 @@ def _java(ctx: Ctx, i: int, m: re.Match):
             end = j
             continue
         cause = JAVA_EXC.match(text)
-        if cause and text.lstrip().startswith("Caused by:"):
+        if cause and text.lstrip().startswith("Caused"):
             segments.append([cause["kind"], cause["msg"] or "", [], j])
             end = j
             continue
@@ -86,16 +86,16 @@ def _gradle(ctx: Ctx, i: int, m: re.Match):
 
 
 def _dotnet(ctx: Ctx, i: int, m: re.Match):
-    inner = None
+    inner, end = None, i
     for j in range(i + 1, min(len(ctx.lines), i + 6)):
         nested = re.match(r"^\s*---> (?P<kind>[\w.]+)(?: \((?P<code>0x[0-9A-Fa-f]{8})\))?: (?P<msg>.+)",
                           ctx.lines[j])
         if nested:
-            inner = nested
+            inner, end = nested, j
             break
     kind = m["kind"] + (f" ({m['code']})" if m["code"] else "")
     msg = m["msg"] + (f" ---> {inner['kind']}: {inner['msg']}" if inner else "")
-    return Hit("dotnet", kind, msg, (), i, i)
+    return Hit("dotnet", kind, msg, (), i, end)
 
 
 _LOG_TOOLS = (("org.apache.kafka", "kafka"), ("org.springframework", "spring-boot"),
@@ -112,6 +112,11 @@ def _java_log(ctx: Ctx, i: int, m: re.Match):
     return Hit(tool, logger.rsplit(".", 1)[-1], msg, (), i, i, weak=True)
 
 
+EARLY = [
+    block("dotnet-exception", "dotnet", "exception",
+          r"^\s*(?:Unhandled exception\. )?(?P<kind>(?:System|Microsoft)(?:\.\w+){1,8}Exception)"
+          r"(?: \((?P<code>0x[0-9A-Fa-f]{8})\))?: (?P<msg>.+)$", _dotnet),
+]
 RULES = [
     line("jenkins-script-approval", "jenkins", "scripts not permitted",
          r"Scripts not permitted to use (?P<msg>(?:method|staticMethod|field|staticField|new) "
@@ -128,11 +133,15 @@ RULES = [
          "unresolved-dependencies"),
     line("maven-compile", "maven", "[error]",
          r"^\[ERROR\] (?:\S+\.java):\[\d+,\d+\] (?P<msg>.+)$", "compile"),
+    line("maven-error", "maven", "[error]",
+         r"^\[ERROR\] (?P<msg>(?!-> |Re-run |For more |To see |\s*$|COMPILATION ERROR|BUILD FAILURE|"
+         r"Failed to execute goal|Help \d|After correcting)\S.+)$", "error"),
+    line("dotnet-sdk-missing", "dotnet", "compatible .net sdk",
+         r"(?P<msg>A compatible \.NET SDK was not found)", "sdk-not-found"),
+    line("dotnet-build-error", "dotnet", "error cs|error nu|error msb|error netsdk",
+         r"error (?P<kind>(?:CS|NU|MSB|NETSDK)\d{4}): (?P<msg>.+?)(?: \[\S+\])?$"),
     line("kotlin-compile", "kotlin", "e: ",
          r"^e: (?:file://)?\S+\.kts?:(?: \(\d+, \d+\):|\d+:\d+) (?P<msg>.+)$", "compile"),
-    block("dotnet-exception", "dotnet", "exception",
-          r"^\s*(?:Unhandled exception\. )?(?P<kind>(?:System|Microsoft)(?:\.\w+){1,8}Exception)"
-          r"(?: \((?P<code>0x[0-9A-Fa-f]{8})\))?: (?P<msg>.+)$", _dotnet),
     block("java-exception", "java", "exception|error|throwable", JAVA_EXC.pattern, _java),
     block("java-log-line", "java", "warn|error|fatal",
           r"\b(?:WARN|ERROR|FATAL)\b\s+(?:\d+ --- \[[^\]]{0,80}\]\s+(?P<logger>[\w.$]{3,200})\s+: "

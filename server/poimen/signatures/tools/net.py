@@ -50,16 +50,6 @@ def _nginx(ctx: Ctx, i: int, m: re.Match):
     return Hit("nginx", m["level"], msg, (), i, i)
 
 
-_HTTP_SERVERS = (("nginx", "nginx"), ("openresty", "nginx"), ("kong", "kong"), ("cloudflare",
-                 "cloudflare"), ("envoy", "envoy"), ("traefik", "traefik"), ("apache", "apache"))
-
-
-def _http_status(ctx: Ctx, i: int, m: re.Match):
-    server = next((name for word, name in _HTTP_SERVERS if word in ctx.hints), "")
-    return Hit("http", m["code"], f"{m['code']} {m['reason']}" + (f" ({server})" if server else ""),
-               (), i, i, weak=True)
-
-
 def _git_permission(ctx: Ctx, i: int, m: re.Match):
     user = m["user"] if m["user"].endswith("[bot]") else "<user>"
     return Hit("git", "remote-permission-denied", f"Permission to <repo> denied to {user}", (), i, i)
@@ -83,11 +73,6 @@ RULES = [
          r"no Route matched with those values|failure to get a peer from the ring-balancer|"
          r"name resolution failed|The upstream server is timing out|An unexpected error occurred)\"",
          "kong"),
-    block("http-status", "http", " 4| 5|>4|>5",
-          r"(?:HTTP/[\d.]+ |<h1>|^|\s)(?P<code>[45]\d\d) (?P<reason>Bad Gateway|Gateway Time-?out|"
-          r"Service (?:Temporarily )?Unavailable|Internal Server Error|Not Found|Forbidden|Unauthorized|"
-          r"Bad Request|Request Entity Too Large|Payload Too Large|Too Many Requests|"
-          r"Method Not Allowed|Request Timeout|Conflict|Unprocessable Entity)\b", _http_status),
     line("postgres-connect", "postgres", "could not connect to server|connection to server",
          r"(?:could not connect to server|connection to server (?P<x_where>at .{1,200}?|on socket "
          r".{1,200}?) failed): (?P<msg>[^.]+)", "connect"),
@@ -112,5 +97,8 @@ RULES = [
          r"(?P<msg>Permission denied \(publickey[^)]*\))", "ssh-publickey"),
     line("git-password-auth", "git", "support for password authentication",
          r"(?P<msg>Support for password authentication was removed)", "password-auth-removed"),
+    line("git-http-status", "git", "unable to access",
+         r"fatal: (?P<msg>unable to access '[^']*': The requested URL returned error: \d+)",
+         "http-status", weak=True),
     line("git-fatal", "git", "fatal: ", r"^\s*fatal: (?P<msg>.+)$", "fatal"),
 ]

@@ -118,6 +118,14 @@ def _resolver(tool: str):
     return build
 
 
+def _poetry_exception(ctx: Ctx, i: int, m: re.Match):
+    """Poetry (cleo) prints the exception class alone, a blank line, then the message."""
+    for j in range(i + 1, min(len(ctx.lines), i + 4)):
+        if ctx.lines[j].strip():
+            return Hit("poetry", m["kind"], ctx.lines[j].strip(), (), i, j)
+    return None
+
+
 RULES = [
     block("python-traceback", "python", "traceback (most recent call last)",
           r"^\s*Traceback \(most recent call last\):", _traceback),
@@ -150,6 +158,10 @@ RULES = [
          r"some of the required packages Python requirement)", "python-requirement"),
     block("uv-no-solution", "uv", "no solution found",
           r"(?P<kind>No solution found) when resolving dependencies", _resolver("uv")),
+    block("poetry-exception", "poetry", "error|exception",
+          r"^  (?P<kind>[A-Z]\w{2,80}(?:Error|Exception))$", _poetry_exception, needs="poetry"),
+    line("mypy-error", "mypy", ": error:",
+         r"^\S+\.pyi?:(?:\d+:){0,2} error: (?P<msg>.+?)(?:  \[(?P<kind>[\w-]+)\])?$", "error"),
     line("python-warning", "python", "warning: ",
          r"^(?P<x_file>\S{1,300}\.py):\d+: (?P<kind>\w*Warning): (?P<msg>.+)$", weak=True),
 ]
