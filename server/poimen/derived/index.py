@@ -12,12 +12,14 @@ measure, is the choice.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
+
 from .manifest import KINDS, Artifact, ManifestPosition, read_appended
+from .postings import Postings
 from .shingles import shingles
 
 DEFAULT_THRESHOLD = 0.8
@@ -85,7 +87,9 @@ class ArtifactIndex:
     def _reset(self) -> None:
         self._artifacts: list[Artifact] = []
         self._keys: set[tuple[str, str, str]] = set()
-        self._postings: dict[int, list[int]] = {}
+        self._postings = Postings()
+        self._needs: list[float] = []  # fewest matched shingles that could reach the threshold
+        self._need_array: np.ndarray | None = None
 
     @classmethod
     def load(cls, vault_dir: Path, thresholds: dict[str, float] | None = None) -> "ArtifactIndex":
@@ -93,6 +97,7 @@ class ArtifactIndex:
         index = cls(thresholds)
         index._vault_dir = Path(vault_dir)
         index.refresh()
+        index._postings.merge()
         return index
 
     def refresh(self) -> int:
@@ -126,20 +131,24 @@ class ArtifactIndex:
         self._keys.add(artifact.key)
         position = len(self._artifacts)
         self._artifacts.append(artifact)
-        for shingle in set(artifact.shingles):
-            self._postings.setdefault(shingle, []).append(position)
+        size = len(artifact.shingles)
+        self._needs.append(self.thresholds[artifact.kind]
+                           * (REFERENCE_WINDOW if _windowed(artifact) else size))
+        self._need_array = None
+        self._postings.add(position, np.fromiter(artifact.shingles, np.uint64, size))
 
     def check(self, text: str) -> DerivedMatch | None:
         """The artifact `text` quotes, if any reaches its kind's threshold; best first."""
         record = set(shingles(text))
-        counts: Counter[int] = Counter()
-        for shingle in record:
-            posting = self._postings.get(shingle)
-            if posting:
-                counts.update(posting)
+        if not record or not self._artifacts:
+            return None
+        counts = self._postings.counts(np.fromiter(record, np.uint64, len(record)),
+                                       len(self._artifacts))
+        if self._need_array is None:
+            self._need_array = np.asarray(self._needs) - 1e-9
         best: tuple | None = None
-        for position, matched in counts.items():
-            match = self._measure(self._artifacts[position], matched, record)
+        for position in np.flatnonzero(counts >= self._need_array).tolist():
+            match = self._measure(self._artifacts[position], int(counts[position]), record)
             if match is not None:
                 rank = (match.overlap, match.shingles_matched, -position)
                 if best is None or rank > best[0]:
@@ -150,8 +159,7 @@ class ArtifactIndex:
         threshold = self.thresholds[artifact.kind]
         size = len(artifact.shingles)
         found = (matched / size, matched, size, "whole")
-        windowed = artifact.kind == "reference" and size > 2 * REFERENCE_WINDOW
-        if windowed and found[0] < threshold and matched >= threshold * REFERENCE_WINDOW:
+        if found[0] < threshold and _windowed(artifact):
             for window in _windows(artifact.shingles, REFERENCE_WINDOW):
                 hits = sum(1 for s in window if s in record)
                 if hits / len(window) > found[0]:
@@ -160,6 +168,11 @@ class ArtifactIndex:
             return None
         return DerivedMatch(artifact.kind, artifact.name, artifact.sha256, round(found[0], 4),
                             threshold, found[1], found[2], found[3])
+
+
+def _windowed(artifact: Artifact) -> bool:
+    """Whether the artifact is a long reference, also measured window by window."""
+    return artifact.kind == "reference" and len(artifact.shingles) > 2 * REFERENCE_WINDOW
 
 
 def verify_evidence(index: ArtifactIndex,

@@ -13,6 +13,8 @@ import hashlib
 import json
 import os
 import re
+import sys
+from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +26,6 @@ KINDS = ("skill", "reference")
 MANIFEST = ".artifacts.jsonl"
 LOCK = ".artifacts.lock"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_SHINGLE = re.compile(r"[0-9a-f]{16}")
 
 
 class ManifestError(ValueError):
@@ -103,11 +104,18 @@ def _parse_line(path: Path, number: int, raw: bytes) -> Artifact:
     if not isinstance(entry["emitted_at"], str):
         raise fail("emitted_at must be a string")
     hashes = entry["shingles"]
-    if (not isinstance(hashes, list) or not hashes
-            or not all(isinstance(h, str) and _SHINGLE.fullmatch(h) for h in hashes)):
-        raise fail("shingles must be a non-empty list of 16-hex-digit strings")
-    return Artifact(entry["kind"], entry["name"], entry["sha256"],
-                    tuple(int(h, 16) for h in hashes), entry["emitted_at"])
+    try:
+        if not (isinstance(hashes, list) and hashes and set(map(len, hashes)) == {16}
+                and len(set(hashes)) == len(hashes)):
+            raise ValueError
+        values = array("Q", bytes.fromhex("".join(hashes)))
+    except (TypeError, ValueError):
+        raise fail("shingles must be a non-empty list of distinct 16-hex-digit strings"
+                   ) from None
+    if sys.byteorder == "little":
+        values.byteswap()
+    return Artifact(entry["kind"], entry["name"], entry["sha256"], tuple(values),
+                    entry["emitted_at"])
 
 
 @dataclass(frozen=True)
