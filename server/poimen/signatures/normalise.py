@@ -91,6 +91,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "terminal colour and cursor escapes are presentation"),
     Pattern("control", re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]"), "",
             "binary noise, CR, and replacement characters from invalid UTF-8"),
+    Pattern("md_bold", re.compile(r"\*\*"), "", "Markdown emphasis from pasted issue text"),
     Pattern("md_link", re.compile(r"\[([^\]\[]{0,80})\]\(https?://[^()\s]{0,500}\)"), r"\1",
             "web-UI copy of an Actions log wraps numbers in step links"),
     Pattern("iso_timestamp", re.compile(

@@ -10,11 +10,14 @@ from ..rules import Ctx, Hit, block, line
 _NAMED = re.compile(r"\b([A-Za-z][\w.]{0,60}) \"[^\"]{1,253}\"(?= (?:not found|already exists|exists|"
                     r"is invalid|in namespace))")
 _NAMESPACE = re.compile(r"\b(in (?:the )?namespace) \"[^\"]{1,253}\"")
+_FIELDS = re.compile(r"\b(namespace|name): [\w.-]{1,253}")
 
 
 def k8s_names(text: str) -> str:
     """`pods "web-7d9" not found` → `pods "<name>" not found`: object names are instances."""
-    return _NAMESPACE.sub(r'\1 "<ns>"', _NAMED.sub(r'\1 "<name>"', text))
+    text = _NAMESPACE.sub(r'\1 "<ns>"', _NAMED.sub(r'\1 "<name>"', text))
+    return _FIELDS.sub(lambda m: f"{m.group(1)}: <{'ns' if m.group(1) == 'namespace' else 'name'}>",
+                       text)
 
 
 def _k8s_named(tool: str, kind: str = ""):
@@ -89,6 +92,9 @@ RULES = [
          r"Failed to pull image \"(?P<x_image>[^\"]+)\": (?P<msg>.+)$", "ErrImagePull"),
     line("k8s-probe", "kubernetes", "probe failed",
          r"(?P<msg>(?:Liveness|Readiness|Startup) probe failed: .+)$", "ProbeFailed"),
+    block("helm-resource-exists", "helm", "rendered manifests contain a resource",
+          r"(?P<msg>rendered manifests contain a resource that already exists.*)$",
+          _k8s_named("helm", "resource-exists")),
     block("helm-failed", "helm", "installation failed|upgrade failed|cluster unreachable",
           r"^Error: (?P<kind>INSTALLATION FAILED|UPGRADE FAILED|Kubernetes cluster unreachable)"
           r":? ?(?P<msg>.*)$", _k8s_named("helm")),
