@@ -1,0 +1,57 @@
+"""Crash safety: writers killed with SIGKILL inside their writes lose nothing acknowledged.
+
+The short run here (8 trials) is part of the suite; `make stress` runs 60 (tests/stress).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from poimen.engine import Engine
+from poimen.log import Log
+from stress.crashkit import FAULTY_MEM, check_vault, mem, run_trials
+
+
+def test_writers_killed_inside_writes_keep_every_acknowledged_record(tmp_path):
+    totals = run_trials(tmp_path / "vault", 8, seed=8, work=tmp_path / "work")
+    assert totals["trials"] == 8
+    assert set(totals["faults"]) == {"log", "lance", "timer"}
+    assert totals["killed"] >= 4                  # most trials die mid-write
+    assert totals["acked"] > 0 and totals["found"] == totals["acked"]
+    assert totals["repairs"] >= 1                 # at least one torn tail was cut and noted
+    assert totals["leaked"] == 0 and totals["secrets"] > 0
+
+
+def test_torn_record_is_cut_and_kept_for_inspection(tmp_path):
+    vault = tmp_path / "vault"
+    (tmp_path / "a.log").write_text("ModuleNotFoundError: No module named 'yaml'\n")
+    (tmp_path / "b.log").write_text("ModuleNotFoundError: No module named 'toml'\n")
+    assert mem("--vault", str(vault), "ingest", str(tmp_path / "a.log"))[0] == 0
+    env = dict(os.environ, POIMEN_CRASH="log:1:7")
+    proc = subprocess.run([sys.executable, str(FAULTY_MEM), "--vault", str(vault), "ingest",
+                           str(tmp_path / "b.log")], env=env, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL
+    check_vault(vault, set(), [])
+    repairs = [e.rec for e in Log(vault / "log").entries() if e.rec["type"] == "log_repair"]
+    assert len(repairs) == 1 and repairs[0]["action"] == "cut torn tail"
+    torn = list((vault / "log" / "torn").iterdir())
+    assert len(torn) == 1 and torn[0].stat().st_size == repairs[0]["torn_bytes"] > 0
+
+
+def test_torn_tail_left_by_a_killed_cli_does_not_swallow_a_live_writers_record(tmp_path):
+    """A long-lived writer (the LSP server, `mem serve`) has the vault open while a CLI
+    writer on the same host dies mid-append. The live writer's next append must not be
+    glued onto the torn bytes: that makes an unreadable line in the middle of the
+    segment, which loses the acknowledged record and stops the vault from opening."""
+    vault = tmp_path / "vault"
+    server = Engine(vault, project="crash")
+    server.ingest("error: first failure\n", source="terminal")
+    (tmp_path / "b.log").write_text("ModuleNotFoundError: No module named 'toml'\n")
+    env = dict(os.environ, POIMEN_CRASH="log:1:7")
+    proc = subprocess.run([sys.executable, str(FAULTY_MEM), "--vault", str(vault), "ingest",
+                           str(tmp_path / "b.log")], env=env, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL
+    acked = server.ingest("error: second failure, after the crash\n").evidence_sha
+    check_vault(vault, {acked}, [])
