@@ -48,7 +48,7 @@ _DROP = re.compile(
 _DROP_FILE = re.compile(r"^(?:node:internal/|internal/)|^<frozen |^runtime/(?:panic|proc)\.go$")
 
 _FOLDS = (
-    (re.compile(r"\$\$Lambda\$?[\d/]*(?:0x[0-9a-f]+)?(?:\.\d+)?"), "$$Lambda"),
+    (re.compile(r"\$\$Lambda(?:\$\d+)?(?:/0x[0-9a-f]+|/\d+)?"), "$$Lambda"),
     (re.compile(r"lambda\$(\w+?)\$\d+"), r"lambda$\1"),
     (re.compile(r"\$\d+(?=\.|$)"), "$"),
     (re.compile(r"(GeneratedMethodAccessor|GeneratedConstructorAccessor|Proxy)\d+"), r"\1"),
