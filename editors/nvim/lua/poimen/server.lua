@@ -2,6 +2,7 @@
 local M = {}
 
 M.name = 'poimen'
+M.root_markers = { '.venv', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod', '.git' }
 
 local function executable(path)
   return path ~= nil and path ~= '' and vim.fn.executable(path) == 1
@@ -71,7 +72,11 @@ function M.config(opts)
     name = M.name,
     cmd = M.cmd(path, opts),
     filetypes = opts.filetypes,
-    root_markers = { '.venv', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod', '.git' },
+    root_markers = M.root_markers,
+    -- no marker: the current directory is the workspace (terminal frames are matched against it)
+    root_dir = function(bufnr, on_dir)
+      on_dir(vim.fs.root(bufnr, M.root_markers) or vim.fn.getcwd())
+    end,
     init_options = settings,
     settings = { poimen = settings },
     handlers = require('poimen.handlers').handlers(),
