@@ -70,7 +70,7 @@ def make_artifact(kind: str, name: str, text: str) -> Artifact:
 
 @contextmanager
 def _locked(vault_dir: Path, mode: int):
-    fd = os.open(vault_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(vault_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, mode)
         yield
@@ -188,7 +188,7 @@ def record_artifact(vault_dir: Path, kind: str, name: str, text: str) -> Artifac
         line = (artifact.to_json() + "\n").encode("utf-8")
         if not created and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
             line = b"\n" + line  # never glue onto a last line that lost its newline
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             view = memoryview(line)
             while view:
