@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poimen.derived import (MANIFEST, ArtifactIndex, ManifestError, normalise_for_shingles,
-                            read_manifest, record_artifact, shingles, verify_evidence)
+                            parse_thresholds, read_manifest, record_artifact, shingles,
+                            verify_evidence)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
 
@@ -279,6 +280,15 @@ def test_bad_input_is_a_clear_error(vault):
         ArtifactIndex.load(vault, thresholds={"blog": 0.5})
     with pytest.raises(ValueError, match=r"\(0, 1\]"):
         ArtifactIndex.load(vault, thresholds={"skill": 1.5})
+
+
+def test_thresholds_parse_from_a_setting():
+    assert parse_thresholds(" skill=0.9, reference=0.65 ") == {"skill": 0.9, "reference": 0.65}
+    assert parse_thresholds("") == {}
+    for bad, problem in [("skill", "kind=number"), ("skill=high", "kind=number"),
+                         ("blog=0.5", "unknown artifact kind"), ("reference=0", r"\(0, 1\]")]:
+        with pytest.raises(ValueError, match=problem):
+            parse_thresholds(bad)
 
 
 def test_add_updates_the_index_in_process(vault):

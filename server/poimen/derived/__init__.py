@@ -6,12 +6,12 @@ vault's manifest, `ArtifactIndex.check` tells whether a record quotes one.
 """
 
 from .index import (DEFAULT_THRESHOLD, REFERENCE_WINDOW, ArtifactIndex, DerivedMatch,
-                    Violation, verify_evidence)
+                    Violation, parse_thresholds, verify_evidence)
 from .manifest import (KINDS, MANIFEST, Artifact, ManifestError, ManifestPosition, read_appended,
                        read_manifest, record_artifact)
 from .shingles import SCHEME, SHINGLE_WORDS, normalise_for_shingles, shingles
 
 __all__ = ["DEFAULT_THRESHOLD", "KINDS", "MANIFEST", "REFERENCE_WINDOW", "SCHEME",
            "SHINGLE_WORDS", "Artifact", "ArtifactIndex", "DerivedMatch", "ManifestError",
-           "ManifestPosition", "Violation", "normalise_for_shingles", "read_appended",
+           "ManifestPosition", "Violation", "normalise_for_shingles", "parse_thresholds", "read_appended",
            "read_manifest", "record_artifact", "shingles", "verify_evidence"]

@@ -67,6 +67,19 @@ def _checked_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]
     return merged
 
 
+def parse_thresholds(spec: str) -> dict[str, float]:
+    """Thresholds from `kind=value,...` (e.g. an environment variable); ValueError if bad."""
+    thresholds = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        kind, _, value = part.partition("=")
+        try:
+            thresholds[kind.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"threshold {part!r} is not kind=number") from None
+    _checked_thresholds(thresholds)
+    return thresholds
+
+
 def _windows(sequence: tuple[int, ...], size: int) -> list[tuple[int, ...]]:
     """Full windows of `size`, a quarter window apart, the last one flush with the end."""
     starts = list(range(0, len(sequence) - size + 1, size // 4))
