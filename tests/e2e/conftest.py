@@ -21,6 +21,7 @@ DATA = next((p for p in (REPO.parent / "shared" / "data" / "failures",
                          Path("/work/shared/data/failures")) if p.is_dir()),
             REPO.parent / "shared" / "data" / "failures")
 CASE = "python312-distutils-removed"
+PROJECT = "shop"
 
 APP = '''"""Load the service settings and print the service name."""
 import json
@@ -58,7 +59,8 @@ class Seeded:
 
 def mem(vault: Path, *args: str, stdin: str | None = None) -> dict:
     """Run the real `mem` CLI with --json and return what it printed."""
-    proc = subprocess.run([str(MEM), "--vault", str(vault), "--json", *args], input=stdin,
+    proc = subprocess.run([str(MEM), "--vault", str(vault), "--project", PROJECT, "--json", *args],
+                          input=stdin,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"mem {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
     return json.loads(proc.stdout)
@@ -105,7 +107,7 @@ def seeded(tmp_path_factory) -> Seeded:
     diagnostic = {"line": 1, "col": line.index("from"), "end_col": len(line),
                   "message": "ModuleNotFoundError: No module named 'distutils'", "source": "pytest"}
     ARTIFACTS.mkdir(exist_ok=True)
-    return Seeded(vault, workspace, "shop", case, document, diagnostic, app, command,
+    return Seeded(vault, workspace, PROJECT, case, document, diagnostic, app, command,
                   SETTINGS_LESSON)
 
 
