@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poimen.derived import (MANIFEST, ArtifactIndex, ManifestError, normalise_for_shingles,
+from poimen.derived import (MANIFEST, REFERENCE_WINDOW, ArtifactIndex, ManifestError, normalise_for_shingles,
                             parse_thresholds, read_manifest, record_artifact, shingles,
                             verify_evidence)
 
@@ -176,6 +176,19 @@ def test_long_reference_quoted_in_part_is_excluded_by_window(vault):
     assert ArtifactIndex.load(vault).check(f"the spec says {one_sentence}, right?") is None
 
 
+def test_any_105_shingle_quote_of_a_long_reference_is_caught(vault):
+    lessons = [row["memory"] for row in _rows("cases.jsonl").values()]
+    document = "\n\n".join(f"## Lesson {i}\n\n{text}" for i, text in enumerate(lessons))
+    artifact = record_artifact(vault, "reference", "lessons.md", document)
+    assert len(artifact.shingles) > 4 * REFERENCE_WINDOW
+    words = normalise_for_shingles(document).split()
+    index = ArtifactIndex.load(vault)
+    for start in range(0, len(words) - 110, 13):
+        caught = index.check("as the docs put it: " + " ".join(words[start:start + 109]))
+        assert caught is not None and caught.measure == "window", start
+        assert index.check("as the docs put it: " + " ".join(words[start:start + 60])) is None
+
+
 def test_best_matching_artifact_wins(vault):
     record_artifact(vault, "skill", NAME, SKILL)
     other = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
@@ -256,7 +269,7 @@ def _record_many(vault: str, worker: int) -> None:
 
 
 def test_concurrent_writers_keep_every_line_whole(vault):
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_record_many, args=(str(vault), w)) for w in range(4)]
     for process in workers:
         process.start()
