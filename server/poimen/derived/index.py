@@ -2,12 +2,10 @@
 
 Overlap is containment of the artifact in the record, |A ∩ R| / |A|: a record that
 quotes a skill inside a long conversation contains nearly all of the skill's shingles,
-while one that names it or discusses it contains few. References may be long and
-quoted in part, so a long reference (over twice `REFERENCE_WINDOW` shingles) is
-also measured window by window
-(`REFERENCE_WINDOW` shingles, a quarter window apart); the best of the whole and its
-windows is the overlap. See docs/DERIVED.md for why this, and not a record-side
-measure, is the choice.
+while one that names it or discusses it contains few. A long reference (over twice
+`REFERENCE_WINDOW` shingles) may be quoted in part, so it is also measured window by
+window (`REFERENCE_WINDOW` shingles, a quarter window apart) and the overlap is the best
+of the whole and its windows. docs/DERIVED.md says why, and why not a record-side measure.
 """
 
 from __future__ import annotations
@@ -92,7 +90,7 @@ class ArtifactIndex:
     """Shingle → artifact postings, with per-kind containment thresholds."""
 
     def __init__(self, thresholds: dict[str, float] | None = None):
-        self.thresholds = _checked_thresholds(thresholds)
+        self._thresholds = _checked_thresholds(thresholds)
         self._vault_dir: Path | None = None
         self._position = ManifestPosition()
         self._reset()
@@ -130,6 +128,11 @@ class ArtifactIndex:
             self.add(artifact)
         return len(self._artifacts) - before
 
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """The containment threshold of each kind (a copy)."""
+        return dict(self._thresholds)
+
     def __len__(self) -> int:
         return len(self._artifacts)
 
@@ -145,7 +148,7 @@ class ArtifactIndex:
         position = len(self._artifacts)
         self._artifacts.append(artifact)
         size = len(artifact.shingles)
-        self._needs.append(self.thresholds[artifact.kind]
+        self._needs.append(self._thresholds[artifact.kind]
                            * (REFERENCE_WINDOW if _windowed(artifact) else size))
         self._need_array = None
         self._postings.add(position, np.fromiter(artifact.shingles, np.uint64, size))
@@ -169,7 +172,7 @@ class ArtifactIndex:
         return best[1] if best else None
 
     def _measure(self, artifact: Artifact, matched: int, record: set[int]) -> DerivedMatch | None:
-        threshold = self.thresholds[artifact.kind]
+        threshold = self._thresholds[artifact.kind]
         size = len(artifact.shingles)
         found = (matched / size, matched, size, "whole")
         if found[0] < threshold and _windowed(artifact):

@@ -38,6 +38,7 @@ class ManifestError(ValueError):
 
 @dataclass(frozen=True)
 class Artifact:
+    """One emitted text as the manifest knows it; `shingles` are distinct, in text order."""
     kind: str
     name: str
     sha256: str
