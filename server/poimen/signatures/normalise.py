@@ -59,7 +59,8 @@ def reduce_path(path: str) -> str:
 
 
 def _path(m: re.Match) -> str:
-    return reduce_path(m.group("p"))
+    reduced = reduce_path(m.group("p"))
+    return "<path>" if re.search(r"[:\\]|^[/.~]|^$", reduced) else reduced
 
 
 def _hexish(m: re.Match) -> str:
@@ -95,26 +96,26 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("md_link", re.compile(r"\[([^\]\[]{0,80})\]\(https?://[^()\s]{0,500}\)"), r"\1",
             "web-UI copy of an Actions log wraps numbers in step links"),
     Pattern("iso_timestamp", re.compile(
-        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d{2}:?\d{2}|"
+        r"(?<![\w>])\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d{2}:?\d{2}|"
         r"\s?(?:UTC|GMT))?\b"), "<ts>", "when it happened is not what happened"),
-    Pattern("slash_timestamp", re.compile(r"\b\d{4}/\d{2}/\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?"),
+    Pattern("slash_timestamp", re.compile(r"(?<![\w>])\d{4}/\d{2}/\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?"),
             "<ts>", "Go log and nginx timestamps"),
     Pattern("text_date", re.compile(
-        rf"\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? )?(?:\d{{1,2}} {_MONTH} \d{{4}}|"
+        rf"(?<![\w>])(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? )?(?:\d{{1,2}} {_MONTH} \d{{4}}|"
         rf"{_MONTH} \d{{1,2}},? \d{{4}}|{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}})"
         r"(?: \d{2}:\d{2}(?::\d{2})?(?: [+-]\d{4})?)?"), "<date>",
             "syslog, RFC 2822 and build-banner dates"),
-    Pattern("clock", re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\b"), "<time>",
+    Pattern("clock", re.compile(r"(?<![\w>])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\b"), "<time>",
             "wall-clock times without a date"),
     Pattern("uuid", re.compile(
-        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+        r"(?<![\w>])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
             "<uuid>", "request, container and task ids"),
     Pattern("url", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://(?:[^\s'\"<>`)\]]|<[\w.-]{1,40}>){0,500}(?<![:.,;])"),
             _url, "host and path are the user's (registry, repo, endpoint); the scheme and a "
             "service port (< 10000) are kept: unix:// vs tcp://…:2375 are different failures"),
     Pattern("path", re.compile(
-        rf"{_PATH_START}(?P<p>(?:[A-Za-z]:[\\/]|\\\\|~/|\.{{1,2}}/|/)(?:{_PATH_CHARS}{{1,300}}"
-        rf"(?<![.:])|)|[\w.@-]{{1,100}}[\\/](?:[\w.@+-]{{1,100}}[\\/]){{0,30}}"
+        rf"{_PATH_START}(?P<p>(?:[A-Za-z]:[\\/]|\\\\|~/|\.{{1,2}}/|/){_PATH_CHARS}{{1,300}}"
+        rf"(?<![.:])|[\w.@-]{{1,100}}[\\/](?:[\w.@+-]{{1,100}}[\\/]){{0,30}}"
         rf"[\w@+-]{{1,100}}\.[a-zA-Z]\w{{0,5}})(?::\d+){{0,2}}(?=$|[\s'\"`;,()<>\[\]{{}}|:])"),
             _path, "workspace, home and temp prefixes differ per machine: keep the in-library "
             "path under site-packages / node_modules / cargo / go mod, else the basename; "
@@ -124,32 +125,32 @@ PATTERNS: tuple[Pattern, ...] = (
         r"swift|tf|ya?ml)):\d+(?::\d+)?"), r"\1", "bare file:line:col"),
     Pattern("source_position", re.compile(r"(\.\w{1,6})\(\d+, ?\d+\)"), r"\1",
             "IDE-style file(line, col)"),
-    Pattern("line_word", re.compile(r"\b(line|Line|lines|column|col)\s+\d+(?:[:-]\d+)?"), r"\1 <n>",
+    Pattern("line_word", re.compile(r"(?<![A-Za-z])(line|Line|lines|column|col)\s+\d+(?:[:-]\d+)?"), r"\1 <n>",
             "line numbers move with every edit"),
-    Pattern("hex_address", re.compile(r"\b0x[0-9a-fA-F]{9,}\b|\b(?:addr|pc|sp|fp)=0x[0-9a-fA-F]+"),
+    Pattern("hex_address", re.compile(r"\b0x[0-9a-fA-F]{9,}\b|(?<![\w>])(?:addr|pc|sp|fp)=0x[0-9a-fA-F]+"),
             "<addr>", "pointers and registers; short 0x codes (HRESULT 0x80131904) are kept"),
-    Pattern("long_id", re.compile(r"\b[0-9a-zA-Z]{16,}\b"), _hexish,
+    Pattern("long_id", re.compile(r"(?<![\w>])[0-9a-zA-Z]{16,}\b"), _hexish,
             "digests, build-kit refs, image ids and mangled names mix digits and letters"),
-    Pattern("short_hash", re.compile(r"\b[0-9a-f]{7,15}\b"), _hexish, "git short shas, pod hashes"),
+    Pattern("short_hash", re.compile(r"(?<![\w>])[0-9a-f]{7,15}\b"), _hexish, "git short shas, pod hashes"),
     Pattern("pod_suffix", re.compile(r"\b([a-z][a-z0-9-]{0,60}?)-(?:<hash>|[a-z0-9]{8,10})-[a-z0-9]{5}\b"),
             r"\1-<pod>", "Deployment pod names end in a ReplicaSet hash and a random suffix"),
-    Pattern("ipv4", re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"), _ipv4,
+    Pattern("ipv4", re.compile(r"(?<![\w>])(?:\d{1,3}\.){3}\d{1,3}\b"), _ipv4,
             "addresses are per network; loopback is kept, it says 'talking to myself'"),
     Pattern("ipv6", re.compile(r"\[(?:[0-9a-fA-F]{0,4}:){2,7}[0-9a-fA-F]{1,4}\]"),
             lambda m: m.group(0) if m.group(0) == "[::1]" else "<ip>", "as ipv4"),
     Pattern("port", re.compile(r"((?:<ip>|localhost|\]|\b[\w.-]{1,100}\b)):(\d{2,5})\b"), _port,
             "ephemeral client ports (>= 10000) vary; service ports (5432, 8080) name the service"),
-    Pattern("pid", re.compile(r"\b(pid|PID|process|Process)([ =:#]{1,3})\d+"), r"\1\2<pid>",
+    Pattern("pid", re.compile(r"(?<![A-Za-z])(pid|PID|process|Process)([ =:#]{1,3})\d+"), r"\1\2<pid>",
             "process ids"),
     Pattern("bracket_pid", re.compile(r"(\w|\))\[\d{2,}\]"), r"\1[<pid>]", "syslog name[pid]"),
-    Pattern("goroutine", re.compile(r"\bgoroutine \d+"), "goroutine <n>", "scheduler numbering"),
+    Pattern("goroutine", re.compile(r"(?<![A-Za-z])goroutine \d+"), "goroutine <n>", "scheduler numbering"),
     Pattern("duration", re.compile(
-        r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h|hours?)\b(?! ago)"
+        r"(?<![\w>])\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h|hours?)\b(?! ago)"
         r"(?:\s\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds?))?"), "<dur>", "how long it took"),
-    Pattern("temp_name", re.compile(r"\b(?:tmp|temp)[-_]?[a-zA-Z0-9_]{5,}\b|\bpytest-\d+\b"),
+    Pattern("temp_name", re.compile(r"(?<![A-Za-z])(?:tmp|temp)[-_]?[a-zA-Z0-9_]{5,}\b|(?<![A-Za-z])pytest-\d+\b"),
             "<tmp>", "mktemp and pytest basetemp names"),
     Pattern("semver", re.compile(
-        r"(?<![\w.])v?\d+\.\d+\.\d+(?:\.\d+)?(?:[a-z]\d*)?(?:[-+~][0-9A-Za-z][0-9A-Za-z.-]{0,40})?"
+        r"(?<![\w.>])v?\d+\.\d+\.\d+(?:\.\d+)?(?:[a-z]\d*)?(?:[-+~][0-9A-Za-z][0-9A-Za-z.-]{0,40})?"
         r"(?![\w.])|(?<=@)\^?~?\d+\.\d+\.\d+[\w.-]{0,40}"), "<ver>",
             "patch-level versions differ between every two machines; x.y alone (Python 3.12, "
             "rustc 1.79) is kept because it usually names the language line that matters, "
@@ -164,7 +165,11 @@ _PY_SUGGESTION = re.compile(r"\.? Did you mean:? '?[\w.]*'?\?$")
 def normalise(text: str) -> str:
     """Apply PATTERNS in order; idempotent (`normalise(normalise(x)) == normalise(x)`)."""
     out = text[:LINE_CAP * 2]
-    for pattern in PATTERNS:
-        out = pattern.regex.sub(pattern.replace, out)
-    out = _PY_SUGGESTION.sub("", out.strip())
-    return out[:MESSAGE_CAP].strip()
+    for _ in range(32):  # to a fixed point: a reduced token can touch what follows it
+        before = out
+        for pattern in PATTERNS:
+            out = pattern.regex.sub(pattern.replace, out)
+        out = _PY_SUGGESTION.sub("", out.strip())[:MESSAGE_CAP].strip()
+        if out == before:
+            break
+    return out
