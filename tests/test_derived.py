@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poimen.derived import (MANIFEST, REFERENCE_WINDOW, ArtifactIndex, ManifestError, normalise_for_shingles,
-                            parse_thresholds, read_manifest, record_artifact, shingles,
+                            parse_thresholds, read_manifest, record_artifact, record_artifacts, shingles,
                             verify_evidence)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
@@ -252,6 +252,20 @@ def test_recording_is_idempotent_and_versions_are_kept(vault):
     assert revised.sha256 != first.sha256
     assert [a.sha256 for a in read_manifest(vault)] == [first.sha256, revised.sha256]
     assert (vault / ".artifacts.lock").exists()
+
+
+def test_recording_many_at_once_is_one_idempotent_append(vault):
+    nginx = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
+    go = REFERENCES["ref-go-send-on-nil-channel-deadlock"]["reference"]
+    first = record_artifact(vault, "skill", NAME, SKILL)
+    recorded = record_artifacts(vault, [("skill", NAME, SKILL), ("reference", "nginx", nginx),
+                                        ("reference", "go", go), ("reference", "nginx", nginx)])
+    assert recorded[0] == first and recorded[1] == recorded[3]
+    assert [a.name for a in read_manifest(vault)] == [NAME, "nginx", "go"]
+    before = (vault / MANIFEST).read_bytes()
+    with pytest.raises(ValueError, match="kind"):
+        record_artifacts(vault, [("reference", "new", "a new chunk of docs"), ("blog", "x", "y z")])
+    assert (vault / MANIFEST).read_bytes() == before
 
 
 def test_record_never_glues_onto_a_line_without_newline(vault):
