@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import lancedb
+from lancedb.index import FTS
 import numpy as np
 import pyarrow as pa
 
@@ -46,6 +48,8 @@ PROJECTIONS = pa.schema([
     ("dropped", pa.string()), ("model_id", pa.string()), ("prompt_sha", pa.string()),
     ("projection_sha", pa.string()),
 ])
+INSERT_IF_ABSENT = {"signatures"}  # a reinforcement may link a signature twice
+KEEP_VERSIONS_FOR = timedelta(minutes=10)  # readers in other processes may still use them
 TABLES = {"memories": (MEMORIES, "sha"), "vectors": (VECTORS, "id"),
           "signatures": (SIGNATURES, "id"), "occurrences": (OCCURRENCES, "sha"),
           "projections": (PROJECTIONS, "memory_sha")}
@@ -141,6 +145,8 @@ class Store:
         if upsert:
             (tbl.merge_insert(key).when_matched_update_all()
              .when_not_matched_insert_all().execute(data))
+        elif name in INSERT_IF_ABSENT and tbl.count_rows():
+            tbl.merge_insert(key).when_not_matched_insert_all().execute(data)
         else:
             tbl.add(data)
         if name == "memories":
@@ -150,10 +156,9 @@ class Store:
         self.table(name).update(where=where, values=values)
 
     def optimize(self) -> None:
-        from datetime import timedelta
-
+        """Compact files, update indexes, drop versions older than KEEP_VERSIONS_FOR."""
         for name in TABLES:
-            self.table(name).optimize(cleanup_older_than=timedelta(seconds=0))
+            self.table(name).optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
 
     # -- reads -------------------------------------------------------------------
     def memories(self, shas: Sequence[str]) -> dict[str, MemoryRow]:
@@ -204,7 +209,7 @@ class Store:
         query = tbl.search(np.asarray(vector, dtype=np.float32)).metric("cosine")
         if clauses:
             query = query.where(" AND ".join(clauses), prefilter=True)
-        rows = query.limit(limit).select(["memory_sha", "kind"]).to_list()
+        rows = query.limit(limit).select(["memory_sha", "kind", "_distance"]).to_list()
         return [VectorHit(r["memory_sha"], r["kind"], round(1.0 - float(r["_distance"]), 6))
                 for r in rows]
 
@@ -223,7 +228,7 @@ class Store:
         search = tbl.search(query, query_type="fts")
         if clauses:
             search = search.where(" AND ".join(clauses), prefilter=True)
-        rows = search.limit(limit).select(["sha"]).to_list()
+        rows = search.limit(limit).select(["sha", "_score"]).to_list()
         return [TextHit(r["sha"], round(float(r["_score"]), 6)) for r in rows]
 
     def _ensure_fts(self) -> None:
@@ -231,13 +236,13 @@ class Store:
             return
         tbl = self.table("memories")
         if not any(getattr(i, "columns", None) == ["text"] for i in tbl.list_indices()):
-            tbl.create_fts_index("text", replace=True)
+            tbl.create_index("text", config=FTS(), replace=True)
         self._fts_ready = True
 
     def reindex_fulltext(self) -> None:
         """Rebuild the FTS index so it covers every row (after bulk writes)."""
         if self.table("memories").count_rows():
-            self.table("memories").create_fts_index("text", replace=True)
+            self.table("memories").create_index("text", config=FTS(), replace=True)
             self._fts_ready = True
 
     def signature_links(self, sig_sha: str) -> list[SignatureLink]:

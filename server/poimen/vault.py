@@ -303,11 +303,11 @@ class _Batch:
     def add_signature(self, sig: dict, memory_sha: str, level: str, project: str,
                       at: str) -> None:
         key = f"{sig['sig_sha']}:{memory_sha}"
-        self.rows["signatures"][key] = {
+        self.rows["signatures"].setdefault(key, {
             "id": key, "sig_sha": sig["sig_sha"], "memory_sha": memory_sha, "level": level,
             "tool": sig.get("tool", ""), "kind": sig.get("kind", ""),
             "family": sig.get("family", ""), "message": sig.get("message", ""),
-            "project": project, "at": at}
+            "project": project, "at": at})  # the first link stands, as in the store
 
     def signatures_for(self, memory_sha: str) -> list[dict]:
         pending = [r for r in self.rows["signatures"].values()

@@ -1,0 +1,131 @@
+"""The vault end to end through the engine: rebuild equality, supersession, the gate."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from poimen import references
+from poimen.config import Settings
+from poimen.engine import Engine, Proposal
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "failures"
+if not DATA.is_dir():
+    DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
+
+
+def rows(name):
+    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def crowded(tmp_path_factory):
+    """A vault with every level, a supersession, a reinforcement and enough rows."""
+    root = tmp_path_factory.mktemp("vault")
+    engine = Engine(root / "v", project="demo", settings=Settings())
+    cases = rows("cases.jsonl")[:12] + rows("distractors.jsonl")[:28]
+    proposals = []
+    for case in cases:
+        evidence = engine.ingest(case["evidence"], source="ci", tool=case.get("tool"))
+        proposals.append(Proposal("L1", case["memory"], [evidence.evidence_sha]))
+    proposals += [Proposal("L1", d["memory"], without_evidence=True)
+                  for d in rows("decisions.jsonl")]
+    results = engine.remember_many(proposals)
+    assert all(r.verdict == "accepted" for r in results), [r.reason for r in results]
+    l1 = [r.sha for r in results]
+    general = engine.remember("L2", "Peer-dependency conflicts after a framework major "
+                              "upgrade are fixed by upgrading the plugin, never by forcing.",
+                              parents=l1[:2])
+    assert general.verdict == "accepted"
+    old = l1[3]
+    newer = engine.remember("L1", cases[3]["memory"] + " Update: pin the toolchain in CI too.",
+                            parents=engine.memory(old)["parents"], supersedes=old)
+    assert newer.verdict == "accepted"
+    doc = root / "ref.md"
+    doc.write_text("# Git authentication\n\nGitHub no longer accepts account passwords "
+                   "for Git over HTTPS; use a personal access token or SSH keys.\n\n"
+                   "# Proxies\n\nSet HTTPS_PROXY for npm and pip behind a corporate proxy.\n")
+    references.add(engine.vault, [doc], project="demo")
+    again = engine.remember("L1", cases[0]["memory"], parents=engine.memory(l1[0])["parents"])
+    return {"engine": engine, "l1": l1, "old": old, "new": newer.sha, "l2": general.sha,
+            "reinforced": again, "cases": cases}
+
+
+TABLES = ("memories", "vectors", "signatures", "occurrences", "projections")
+
+
+def snapshot(engine):
+    return {name: engine.store.dump(name) for name in TABLES}
+
+
+def searches(engine, cases):
+    return [[(h["sha"], h["score"], h["matched_kind"]) for h in
+             engine.search(c["evidence"][:300], kind=kind, limit=5)]
+            for c in cases[:6] for kind in ("text", "symptom", "both")]
+
+
+def test_rebuild_reproduces_every_table_bit_for_bit(crowded):
+    engine = crowded["engine"]
+    before, found = snapshot(engine), searches(engine, crowded["cases"])
+    levels = {r["level"] for r in before["memories"]}
+    assert levels == {"L0", "L1", "L2", "R"}
+    assert len(before["memories"]) > 80 and len(before["vectors"]) > 80
+    result = engine.rebuild()
+    assert result["projection_drift"] == []
+    after = snapshot(engine)
+    for name in TABLES:
+        assert len(after[name]) == len(before[name]), name
+        for a, b in zip(before[name], after[name]):
+            if "vector" in a:
+                assert np.array_equal(np.asarray(a.pop("vector"), np.float32),
+                                      np.asarray(b.pop("vector"), np.float32))
+            assert a == b, name
+    assert searches(engine, crowded["cases"]) == found
+    assert engine.vault.verify() == []
+
+
+def test_superseded_memory_is_absent_and_its_successor_reachable(crowded):
+    engine, old, new = crowded["engine"], crowded["old"], crowded["new"]
+    assert engine.memory(old)["successor"] == new
+    assert engine.store.successor(old) == new
+    query = crowded["cases"][3]["memory"]
+    shas = [h["sha"] for h in engine.search(query, kind="both", limit=20)]
+    assert old not in shas and new in shas
+    assert old not in {h.memory_sha for h in engine.store.search_fulltext(query, limit=50)}
+
+
+def test_gate_reinforces_near_duplicates_and_rejects_with_reasons(crowded):
+    engine = crowded["engine"]
+    again = crowded["reinforced"]
+    assert again.verdict == "reinforced" and again.sha == crowded["l1"][0]
+    rejected = engine.remember("L1", "a lesson that cites nothing")
+    assert rejected.verdict == "rejected" and "--without-evidence" in rejected.reason
+    assert engine.remember("L1", "   ").verdict == "rejected"
+    unknown = engine.remember("L1", "cites a ghost", parents=["0" * 64])
+    assert unknown.verdict == "rejected" and "unknown parent" in unknown.reason
+    logged = [e.rec for e in engine.vault.log.entries() if e.rec["type"] == "memory_rejected"]
+    assert {r["reason"] for r in logged} >= {rejected.reason, unknown.reason}
+
+
+def test_only_l1_and_l2_get_symptom_vectors(crowded):
+    engine = crowded["engine"]
+    vectors = engine.store.dump("vectors")
+    symptom_levels = {v["level"] for v in vectors if v["kind"] == "symptom"}
+    assert symptom_levels and symptom_levels <= {"L1", "L2"}
+    assert not [v for v in vectors if v["level"] == "L0"]
+
+
+def test_reopening_applies_what_the_log_holds_past_the_watermark(crowded, tmp_path):
+    """A crash after the append but before the projection: the next open catches up."""
+    engine = crowded["engine"]
+    vault = engine.vault
+    marker = vault._watermark()
+    (sha, new), = vault.log.append_many([{"type": "evidence", "text": "fatal: late record",
+                                          "source": "ci", "tool": "git", "project": "demo",
+                                          "signatures": [], "meta": {}}])
+    assert new and sha not in engine.store.memories([sha])
+    assert vault._watermark() == marker
+    reopened = Engine(vault.path, project="demo", settings=Settings())
+    assert sha in reopened.store.memories([sha])
+    assert reopened.vault.verify() == []
