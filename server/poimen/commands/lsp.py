@@ -40,4 +40,6 @@ def register(app: typer.Typer) -> None:
 
         opts = options(ctx)
         defaults = Settings(vault=str(opts.vault) if opts.vault else None, project=opts.project)
-        build(defaults).start_io()
+        protocol_out = sys.stdout.buffer
+        sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
+        build(defaults).start_io(sys.stdin.buffer, protocol_out)
