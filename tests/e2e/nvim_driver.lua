@@ -91,6 +91,10 @@ end
 
 local function run()
   vim.opt.rtp:prepend(plan.plugin)
+  if plan.start == 'fallback' then
+    -- what Neovim 0.10 lacks: the plugin must start the client itself
+    vim.lsp.config, vim.lsp.enable = nil, nil
+  end
   require('poimen').setup({
     server_path = plan.mem,
     server_args = { '--log-file', plan.server_log, '--log-level', 'info' },

@@ -11,19 +11,23 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import ARTIFACTS, BIN, MEM, REPO, editor_env, first_line, read_results
 
 NVIM = BIN / "nvim"
 DRIVER = Path(__file__).with_name("nvim_driver.lua")
 
 
-def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path):
+@pytest.mark.parametrize("start", ["native", "fallback"])
+def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path, start):
+    """`native`: 0.11's vim.lsp.config/enable; `fallback`: those hidden, as on 0.10."""
     results = tmp_path / "results.jsonl"
     server_log = tmp_path / "server.log"
     plan = {
         "plugin": str(REPO / "editors" / "nvim"), "mem": str(MEM), "vault": str(seeded.vault),
         "project": seeded.project, "answers": str(tmp_path / "answers"),
-        "server_log": str(server_log), "results": str(results), "timeout_ms": 90_000,
+        "server_log": str(server_log), "results": str(results), "timeout_ms": 90_000, "start": start,
         "document": str(seeded.document), "diagnostic": seeded.diagnostic,
         "terminal": {"command": shlex.join(seeded.command), "cwd": str(seeded.workspace),
                      "frame_document": str(seeded.app)},
@@ -34,7 +38,7 @@ def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path):
     proc = subprocess.run([str(NVIM), "--headless", "--clean", "-u", str(DRIVER)], env=env,
                           cwd=seeded.workspace, capture_output=True, text=True, timeout=600)
     steps = read_results(results)
-    (ARTIFACTS / "nvim-results.json").write_text(json.dumps(steps, indent=2), encoding="utf-8")
+    (ARTIFACTS / f"nvim-{start}-results.json").write_text(json.dumps(steps, indent=2), encoding="utf-8")
     log = server_log.read_text(errors="replace")[-4000:] if server_log.exists() else ""
     assert "error" not in steps, f"{steps['error']['message']}\nserver log:\n{log}\n{proc.stderr}"
     assert "done" in steps, f"driver stopped early: {sorted(steps)}\n{proc.stderr}\n{log}"

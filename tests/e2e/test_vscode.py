@@ -17,7 +17,8 @@ from browser import Browser
 from codeserver import CodeServer
 from conftest import ARTIFACTS, MEM, editor_env, read_results
 
-SHOTS = {"hover-shown": "vscode-hover.png", "answer-shown": "vscode-answer.png"}
+SHOTS = {"hover-shown": "vscode-hover.png", "answer-shown": "vscode-answer.png",
+         "terminal-shown": "vscode-terminal.png"}
 DEADLINE_S = 420  # a bound on the whole run, so a hung editor fails instead of hanging CI
 
 
@@ -64,7 +65,8 @@ def test_vscode_extension_forwards_hovers_and_answers(seeded, tmp_path):
         "security.workspace.trust.enabled": False, "workbench.startupEditor": "none",
         "telemetry.telemetryLevel": "off", "update.mode": "none", "extensions.autoUpdate": False,
         "terminal.integrated.shellIntegration.enabled": True, "workbench.tips.enabled": False,
-        "editor.hover.delay": 100, "editor.fontSize": 15,
+        "editor.hover.delay": 100, "editor.fontSize": 15, "chat.disableAIFeatures": True,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
     }
     env = editor_env(tmp_path / "home") | {"POIMEN_E2E_PLAN": str(tmp_path / "plan.json")}
     server = CodeServer(tmp_path / "code-server", settings, env)

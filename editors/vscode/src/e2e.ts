@@ -116,6 +116,10 @@ async function terminalFailure(plan: Plan, rec: Recorder): Promise<void> {
     diagnostics: own.map((d) => ({ message: d.message, line: d.range.start.line, severity: d.severity })),
     hover: card,
   });
+  const editor = await vscode.window.showTextDocument(doc, { preview: false });
+  editor.selection = new vscode.Selection(own[0].range.start, own[0].range.start);
+  await vscode.commands.executeCommand("editor.action.showHover");
+  await rec.shown("terminal-shown");
 }
 
 export async function runE2E(api: PoimenApi, planFile: string): Promise<void> {
