@@ -76,33 +76,28 @@ def _signature(hit: Hit, rule: str, lines: list[str]) -> Signature:
                      hit.start)
 
 
-def _hints(lines: list[str]) -> set[str]:
-    found: set[str] = set()
-    for text in lines:
-        if text:
-            found.update(m.lastgroup for m in HINTS.finditer(text))
-    found.discard(None)
-    return found
-
-
-def _candidates(text: str) -> list[int]:
+@lru_cache(maxsize=8192)
+def _candidates(text: str) -> tuple[int, ...]:
     matched: set[int] = set()
     for key in {m.group(0) for m in KEY_RE.finditer(text.lower())}:
         for covered in COVERS[key]:
             matched |= BY_KEY[covered]
-    return sorted(matched)
+    return tuple(sorted(matched))
 
 
-def _scan(ctx: Ctx) -> list[Signature]:
+def _scan(ctx: Ctx, limit: int) -> list[Signature]:
+    """Line by line, first matching rule wins; stops once `limit` strong signatures are in
+    (nothing later can outrank them) or after SCAN_HITS distinct ones."""
     lines, found, seen = ctx.lines, [], set()
+    strong = 0
     i = 0
-    while i < len(lines) and len(seen) < SCAN_HITS:
+    while i < len(lines) and len(seen) < SCAN_HITS and strong < limit:
         text = lines[i]
         claimed = i
         if text.strip():
             for n in _candidates(text):
                 rule = RULES[n]
-                if rule.needs and rule.needs not in ctx.hints:
+                if rule.needs and not ctx.has(rule.needs):
                     continue
                 m = rule.trigger.search(text)
                 if not m:
@@ -118,10 +113,11 @@ def _scan(ctx: Ctx) -> list[Signature]:
                     if sig.message and sig.sig_sha not in seen:
                         seen.add(sig.sig_sha)
                         found.append((hit.weak, sig))
+                        strong += not hit.weak
                 break
         i = claimed + 1
-    strong = [s for weak, s in found if not weak]
-    return strong or [s for weak, s in found if weak]
+    chosen = [s for weak, s in found if not weak]
+    return chosen or [s for weak, s in found if weak]
 
 
 def extract(text: str | bytes, tool: str | None = None, limit: int = 8) -> list[Signature]:
@@ -131,7 +127,7 @@ def extract(text: str | bytes, tool: str | None = None, limit: int = 8) -> list[
     never changes a `sig_sha`, so a hinted and an unhinted ingest of one failure agree.
     """
     lines = lines_of(decode(text))
-    sigs = _scan(Ctx(lines, _hints(lines)))
+    sigs = _scan(Ctx(lines, HINTS), max(0, limit) if not tool else SCAN_HITS)
     if tool:
         prefer = TOOL_ALIASES.get(tool.lower(), (tool.lower(),))
         sigs.sort(key=lambda s: s.tool not in prefer)  # stable: line order within groups

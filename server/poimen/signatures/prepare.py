@@ -15,19 +15,19 @@ from .normalise import LINE_CAP
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b[()][0-9A-Za-z]|\x1b")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_PREFIXES = (
-    re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ?"),  # Actions
-    re.compile(r"^\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]\s?"),  # log4j
-    re.compile(r"^[\w.-]{1,80}(?:[_-]\d{1,3})?\s{1,40}\| "),  # docker compose service prefix
-    re.compile(r"^\s*[│┃║|]\s?"),  # box drawing (Terraform, k9s)
-    re.compile(r"^\s*[╷╵]\s*$"),
-    re.compile(r"^\s*>\s?(?=\S)"),  # quoted paste
-    re.compile(r"^#\d{1,4} \d{1,6}\.\d{1,4} "),  # buildkit step output
-    re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{1,9}\s+\d+ [\w.-]{1,80}:\d+\] "),  # klog
-    re.compile(r"^ERROR: logging before flag\.Parse: "),
-    re.compile(r"^\s*\[\s*\d{1,3}%\]\s"),  # cmake/make progress
-    re.compile(r"^(?:INFO|DEBUG|TRACE)\s+(?=\S)"),
-)
+_PREFIX = re.compile("|".join((
+    r"\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ?",  # Actions timestamp
+    r"\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]\s?",  # log4j
+    r"[\w.-]{1,80}(?:[_-]\d{1,3})?\s{1,40}\| ",  # docker compose service prefix
+    r"\s*[│┃║|]\s?",  # box drawing (Terraform, k9s)
+    r"\s*[╷╵]\s*$",
+    r"\s*>\s?(?=\S)",  # quoted paste
+    r"#\d{1,4} \d{1,6}\.\d{1,4} ",  # buildkit step output
+    r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{1,9}\s+\d+ [\w.-]{1,80}:\d+\] ",  # klog
+    r"ERROR: logging before flag\.Parse: ",
+    r"\s*\[\s*\d{1,3}%\]\s",  # cmake/make progress
+    r"(?:INFO|DEBUG|TRACE)\s+(?=\S)",
+)))
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
 
@@ -45,13 +45,14 @@ def clean_line(raw: str) -> str:
     line = raw[:LINE_CAP * 2].rstrip("\r")
     if "\r" in line:  # progress bars redraw with CR: the last frame is what was seen
         line = line.rsplit("\r", 1)[-1]
-    line = _CONTROL.sub("", _ANSI.sub("", line))[:LINE_CAP]
+    if not (line.isascii() and line.isprintable()):
+        line = _CONTROL.sub("", _ANSI.sub("", line))
+    line = line[:LINE_CAP]
     for _ in range(3):
-        before = line
-        for prefix in _PREFIXES:
-            line = prefix.sub("", line, count=1)
-        if line == before:
+        prefix = _PREFIX.match(line)
+        if not prefix or not prefix.end():
             break
+        line = line[prefix.end():]
     gha = _GHA_COMMAND.match(line)
     if gha:
         kind, rest = gha.groups()

@@ -24,8 +24,19 @@ class Hit:
 
 @dataclass
 class Ctx:
+    """The prepared lines, and tool hints looked up lazily (one pass per hint, when asked)."""
     lines: list[str]
-    hints: set[str] = field(default_factory=set)
+    hint_patterns: dict[str, re.Pattern] = field(default_factory=dict)
+    _known: dict[str, bool] = field(default_factory=dict)
+    _joined: str | None = None
+
+    def has(self, hint: str) -> bool:
+        if hint not in self._known:
+            if self._joined is None:
+                self._joined = "\n".join(self.lines)
+            pattern = self.hint_patterns.get(hint)
+            self._known[hint] = bool(pattern and pattern.search(self._joined))
+        return self._known[hint]
 
 
 Builder = Callable[[Ctx, int, re.Match], "Hit | Sequence[Hit] | None"]

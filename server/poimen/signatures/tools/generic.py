@@ -43,7 +43,7 @@ def _bare_exception(ctx: Ctx, i: int, m: re.Match):
     exc = EXC.match(ctx.lines[i].strip())
     if not exc or not exc["msg"]:
         return None
-    tool = "node" if "node" in ctx.hints and "python" not in ctx.hints else "python"
+    tool = "node" if ctx.has("node") and not ctx.has("python") else "python"
     msg = " ".join([exc["msg"]] + [t.strip() for t in ctx.lines[i + 1:i + 3]
                                     if t.strip() and t[:1] not in "\t" and not EXC.match(t.strip())
                                     and not t.strip().startswith(("at ", "warnings."))])

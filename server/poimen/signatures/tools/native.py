@@ -9,10 +9,12 @@ from .. import frames as fr
 from ..rules import Ctx, Hit, block, follow, line
 
 
+_GUTTER = re.compile(r"^\s*(?:-->|\|)")
+
+
 def _rustc(ctx: Ctx, i: int, m: re.Match):
     """Compiler errors hash without their location: the message names the instance."""
-    near = ctx.lines[i + 1:i + 3]
-    if not ("cargo" in ctx.hints or any(re.match(r"^\s*(?:-->|\|)", t) for t in near)):
+    if not (any(_GUTTER.match(t) for t in ctx.lines[i + 1:i + 3]) or ctx.has("cargo")):
         return None
     return Hit("cargo", m["kind"] or "error", m["msg"], (), i, i)
 
