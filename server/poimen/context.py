@@ -34,10 +34,11 @@ SEARCH_LIMIT = 30
 TIER2_LIMIT = 8
 TIER3_LIMIT = 4
 TIER2_MIN_SIMILARITY = 0.45   # cosine (symptom or text) a tier-2 lesson must reach
-TIER3_MIN_SIMILARITY = 0.30   # cosine a reference chunk must reach
+TIER2_STRONG = 0.75           # cosine that stands without a near-identical signature
+NEAR_SIGNATURE = 0.55         # trigram Dice of normalised messages (same family)
+TIER3_MIN_SIMILARITY = 0.40   # cosine a reference chunk must reach
 TRIGRAM_MIN = 0.20            # degraded mode: trigram Dice a hit must reach
 PROJECT_BOOST = 0.5 / 61      # half a top RRF place, for a same-project memory
-TOOL_BOOST = 0.25 / 61
 RRF_K = 60
 EMBED_TIMEOUT_S = 10.0
 ROUND = 4
@@ -149,6 +150,7 @@ class _Run:
         self.latency: dict[str, float] = {}
         self.vector: np.ndarray | None = None
         self.query = ""
+        self.signatures: list = []
 
     def fault(self, leg: str) -> None:
         mode = self.faults.get(leg)
@@ -190,6 +192,7 @@ def lookup(engine, request: dict) -> dict:
     run = _Run(engine, req)
     started = time.perf_counter()
     signatures = _signatures(run)
+    run.signatures = signatures
     tool = req.tool or (signatures[0].tool if signatures else None)
     run.query = _query_text(req, tool, signatures)
     pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="poimen-leg")
@@ -199,28 +202,46 @@ def lookup(engine, request: dict) -> dict:
         run.vector = get_vector(max(run.timeout, EMBED_TIMEOUT_S))
         if run.vector is None and run.query:
             run.degraded.append("tier2: embedder unavailable, full-text + trigram only")
-        get_t2 = run.leg("tier2", lambda: _tier2(run, tool, LESSON_LEVELS,
-                                                  req.scope == "project"), pool, {})
-        from . import skills
-
-        get_sk = run.leg("skills", lambda: skills.match(
-            engine.vault.path, run.query, run.vector, _embedder_or_none(engine)),
-            pool, [])
-        sig_info, tier1 = get_t1()
+        get_t2 = run.leg("tier2", lambda: _tier2(run, LESSON_LEVELS),
+                         pool, Hits())
+        get_sk = run.leg("skills", lambda: _skills_leg(run), pool, [])
+        sig_info, tier1_links = get_t1()
         tier2_hits, skill_hits = get_t2(), get_sk()
-        tier1, tier2 = _assemble_lessons(run, tier1, tier2_hits)
+        tier1, tier2 = _assemble_lessons(run, tier1_links, tier2_hits.found)
         skill_items = _skill_items(skill_hits, {i["sha"] for i in tier1 + tier2})
         count = _counter(engine, run)
-        sections = budgeting.Sections(tier1, tier2, skill_items, [])
+        tier3_hits = Hits()
         if budgeting.tokens_of(tier1 + tier2 + skill_items, count) < req.budget:
-            get_t3 = run.leg("tier3", lambda: _tier3(run, tool), pool, [])
-            sections.references = get_t3()
+            tier3_hits = run.leg("tier3", lambda: _tier2(run, ("R",)), pool,
+                                 Hits())()
+        references = _references(tier3_hits.found)
+        _rerank_jointly(run, [tier2_hits, tier3_hits], tier1 + tier2 + references)
+        tier1.sort(key=lambda i: (i.pop("signature_rank"), -i["rerank"], i["sha"]))
+        for items in (tier2, references):
+            items.sort(key=lambda i: (-i["rerank"], i["sha"]))
+        sections = budgeting.Sections(tier1, tier2, skill_items, references)
         budget = budgeting.apply(sections, req.budget, count)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     body = _body(run, tool, sig_info, sections, budget)
     _log_line(run, body, started)
     return body
+
+
+def _skills_leg(run: _Run) -> list[dict]:
+    from . import skills
+
+    return skills.match(run.engine.vault.path, run.query, run.vector,
+                        _embedder_or_none(run.engine))
+
+
+def _rerank_jointly(run: _Run, legs: list[Hits], items: list[dict]) -> None:
+    """One rerank scale for every returned item: RRF over the hybrid lists of all
+    legs together (merged by raw score), plus the project boost."""
+    fused = rrf(Hits.merged(legs).ranked())
+    for item in items:
+        base = max(fused.get(item["sha"], 0.0), fused.get(item.get("successor_of", ""), 0.0))
+        item["rerank"] = _r(base + _boost(run, item["project"]))
 
 
 def _embedder_or_none(engine):
@@ -316,47 +337,110 @@ def _record_occurrence(run: _Run, sig_sha: str) -> None:
         run.degraded.append(f"occurrence: not recorded ({type(exc).__name__}: {exc})")
 
 
-def _tier2(run: _Run, tool: str | None, levels, project_only: bool) -> dict:
-    """Similarity hits: sha -> {scores, rerank, matched_kind} (superseded included)."""
+def _tier2(run: _Run, levels) -> Hits:
+    """Similarity hits over `levels` (superseded included, so successors surface)."""
     store, q = run.store, run.query
+    hits = Hits()
     if not q:
-        return {}
-    lists, scores = [], {}
+        return hits
     if run.vector is not None:
         kinds = ("symptom", "text") if levels == LESSON_LEVELS else ("text",)
         for kind in kinds:
-            hits = store.search_vectors(run.vector, kind=kind, limit=SEARCH_LIMIT,
-                                        levels=levels, include_superseded=True)
-            lists.append([h.memory_sha for h in hits])
-            for h in hits:
-                scores.setdefault(h.memory_sha, {})[kind] = h.score
-    text_hits = store.search_fulltext(q, limit=SEARCH_LIMIT, levels=levels,
-                                      include_superseded=True)
-    lists.append([h.memory_sha for h in text_hits])
-    for h in text_hits:
-        scores.setdefault(h.memory_sha, {})["fulltext"] = h.score
+            hits.add(kind, [(h.memory_sha, h.score) for h in store.search_vectors(
+                run.vector, kind=kind, limit=SEARCH_LIMIT, levels=levels,
+                include_superseded=True)])
+    hits.add("fulltext", [(h.memory_sha, h.score) for h in store.search_fulltext(
+        q, limit=SEARCH_LIMIT, levels=levels, include_superseded=True)])
     if run.vector is None:
-        tri = _trigram_hits(run, levels)
-        lists.append([sha for sha, _ in tri])
-        for sha, s in tri:
-            scores.setdefault(sha, {})["trigram"] = s
-    fused = rrf(lists)
-    rows = store.memories(list(scores))
-    out = {}
-    for sha, sc in scores.items():
+        hits.add("trigram", _trigram_hits(run, levels))
+    fused = rrf(hits.ranked())
+    rows = store.memories(list(hits.scores))
+    linked = _linked_messages(store, list(rows)) if run.signatures else {}
+    for sha, sc in hits.scores.items():
         row = rows.get(sha)
-        if row is None or (project_only and row.project != run.req.project):
+        if row is None or (levels == LESSON_LEVELS and run.req.scope == "project"
+                           and row.project != run.req.project):
             continue
         kind, best = _matched(sc)
-        if run.vector is not None:
-            floor = TIER2_MIN_SIMILARITY if levels == LESSON_LEVELS else TIER3_MIN_SIMILARITY
-        else:
-            floor = TRIGRAM_MIN
-        boost = (PROJECT_BOOST if row.project == run.req.project else 0.0) + \
-            (TOOL_BOOST if tool and row.tool == tool else 0.0)
-        out[sha] = {"scores": sc, "score": best, "matched_kind": kind, "row": row,
-                    "rerank": fused.get(sha, 0.0) + boost, "relevant": best >= floor}
+        hits.found[sha] = {"scores": sc, "score": best, "matched_kind": kind, "row": row,
+                           "rerank": fused.get(sha, 0.0) + _boost(run, row.project),
+                           "relevant": _relevant(run, levels, best,
+                                                 linked.get(sha, set()))}
+    return hits
+
+
+class Hits:
+    """One similarity leg's ranked lists (kind -> [(sha, raw score)]) and its finds."""
+
+    def __init__(self):
+        self.lists: dict[str, list[tuple[str, float]]] = {}
+        self.scores: dict[str, dict[str, float]] = {}
+        self.found: dict[str, dict] = {}
+
+    def add(self, kind: str, ranked: list[tuple[str, float]]) -> None:
+        self.lists[kind] = ranked
+        for sha, score in ranked:
+            self.scores.setdefault(sha, {})[kind] = score
+
+    def ranked(self) -> list[list[str]]:
+        """The hybrid lists RRF fuses: one vector ranking (each memory's best cosine,
+        symptom or text), full text, and trigrams when degraded."""
+        vector = {}
+        for kind in ("symptom", "text"):
+            for sha, score in self.lists.get(kind, ()):
+                vector[sha] = max(score, vector.get(sha, -1.0))
+        lists = [sorted(vector.items(), key=lambda x: (-x[1], x[0]))]
+        lists += [sorted(self.lists[k], key=lambda x: (-x[1], x[0]))
+                  for k in ("fulltext", "trigram") if k in self.lists]
+        return [[sha for sha, _ in ranked] for ranked in lists if ranked]
+
+    @classmethod
+    def merged(cls, legs: list["Hits"]) -> "Hits":
+        out = cls()
+        for hits in legs:
+            for kind, ranked in hits.lists.items():
+                out.lists.setdefault(kind, []).extend(ranked)
+        return out
+
+
+def _boost(run: _Run, project: str) -> float:
+    """Project match is a rank boost, not a filter."""
+    return PROJECT_BOOST if project == run.req.project else 0.0
+
+
+def _linked_messages(store, shas: list[str]) -> dict[str, set[tuple[str, str]]]:
+    """(family, normalised message) of the signatures each memory is linked to."""
+    out: dict[str, set[tuple[str, str]]] = {}
+    for row in store.signatures_of(shas):
+        out.setdefault(row["memory_sha"], set()).add((row["family"], row["message"]))
     return out
+
+
+def _near_signature(run: _Run, linked: set[tuple[str, str]]) -> bool:
+    """Same family (tool + kind) and nearly the same normalised message as one of the
+    request's signatures: the same failure worded by another version or path."""
+    return any(family == sig.family and trigram_similarity(
+        trigrams(message), trigrams(sig.message)) >= NEAR_SIGNATURE
+        for sig in run.signatures for family, message in linked)
+
+
+def _relevant(run: _Run, levels, best: float, linked: set[tuple[str, str]]) -> bool:
+    """Whether a similarity hit is an answer, not just the nearest neighbour.
+
+    Without vectors: trigram Dice >= TRIGRAM_MIN. References: cosine >= TIER3_MIN.
+    Lessons: cosine >= TIER2_MIN; and when the request carried failure signatures,
+    the lesson must be linked to a near-identical signature unless its cosine
+    reaches TIER2_STRONG. In a crowded vault every error has same-domain neighbours
+    near 0.6 cosine (and sharing a generic family such as `nginx:error`), and an
+    unknown failure must fall through to tier 3.
+    """
+    if run.vector is None:
+        return best >= TRIGRAM_MIN
+    if levels != LESSON_LEVELS:
+        return best >= TIER3_MIN_SIMILARITY
+    if best < TIER2_MIN_SIMILARITY:
+        return False
+    return not run.signatures or best >= TIER2_STRONG or _near_signature(run, linked)
 
 
 def _matched(scores: dict) -> tuple[str, float]:
@@ -400,7 +484,6 @@ def _assemble_lessons(run: _Run, tier1_hits, tier2: dict) -> tuple[list, list]:
     for item in tier1:
         if "score" not in item:
             item["score"] = _direct_score(run, item["text"])
-    tier1.sort(key=lambda i: (i.pop("signature_rank"), -i["rerank"], i["sha"]))
     tier2_items = []
     for sha, hit in sorted(tier2.items(), key=lambda kv: (-kv[1]["rerank"], kv[0])):
         if not hit["relevant"]:
@@ -481,10 +564,10 @@ def _skill_items(hits: list[dict], lesson_shas: set[str]) -> list[dict]:
     return items
 
 
-def _tier3(run: _Run, tool: str | None) -> list[dict]:
-    hits = _tier2(run, tool, ("R",), project_only=False)
+def _references(found: dict) -> list[dict]:
+    """Tier-3 items: relevant R chunks, best first, at most TIER3_LIMIT."""
     items = []
-    for sha, hit in sorted(hits.items(), key=lambda kv: (-kv[1]["rerank"], kv[0])):
+    for sha, hit in sorted(found.items(), key=lambda kv: (-kv[1]["rerank"], kv[0])):
         if hit["relevant"] and hit["row"].level == "R":
             item = _item(3, hit["row"], hit, hit["matched_kind"], None)
             item["heading"] = hit["row"].meta.get("heading")
