@@ -43,8 +43,9 @@ class CatalogueError(ValueError):
     """A catalogue file is malformed."""
 
 
-def load_catalogue() -> Catalogue:
-    root = resources.files("poimen.symptoms").joinpath("catalogue")
+def load_catalogue(root=None) -> Catalogue:
+    """The shipped catalogue, or the `*.jsonl` files in folder `root`."""
+    root = resources.files("poimen.symptoms").joinpath("catalogue") if root is None else root
     files = sorted((f for f in root.iterdir() if f.name.endswith(".jsonl")), key=lambda f: f.name)
     digest = hashlib.sha256(f"catalogue-v{CATALOGUE_VERSION}\n".encode())
     entries: list[Entry] = []

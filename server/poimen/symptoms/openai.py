@@ -24,7 +24,7 @@ MAX_LINE_CHARS = 300
 class OpenAIGenerator:
     """`Generator` calling `POST {url}/chat/completions`."""
 
-    def __init__(self, embedder, url: str, model: str, api_key_env: str | None = None,
+    def __init__(self, embedder, url: str = "", model: str = "", api_key_env: str | None = None,
                  timeout_s: float = 30.0, seed: int = 0, retries: int = 2,
                  backoff_s: float = 0.5, template: str | None = None,
                  filters: FilterConfig = FilterConfig()):
