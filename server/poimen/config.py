@@ -48,6 +48,11 @@ class Settings:
             settings.generator = {"backend": os.environ["POIMEN_GENERATOR"],
                                   "url": os.environ.get("POIMEN_GENERATOR_URL"),
                                   "model": os.environ.get("POIMEN_GENERATOR_MODEL")}
+        if os.environ.get("POIMEN_DERIVED_THRESHOLDS"):  # e.g. "skill=0.85,reference=0.7"
+            from .derived import parse_thresholds
+
+            settings.derived_thresholds = parse_thresholds(
+                os.environ["POIMEN_DERIVED_THRESHOLDS"])
         if os.environ.get("POIMEN_FAULTS"):  # e.g. "skills=fail,tier2=delay:3"
             for part in os.environ["POIMEN_FAULTS"].split(","):
                 leg, _, mode = part.partition("=")

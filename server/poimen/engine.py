@@ -75,10 +75,7 @@ def signature_json(sig: Signature) -> dict:
 
 
 def derived_json(match) -> dict | None:
-    if match is None:
-        return None
-    return {"kind": match.kind, "name": match.name, "artifact_sha": match.artifact_sha,
-            "overlap": round(match.overlap, 4), "threshold": match.threshold}
+    return None if match is None else match.to_dict()
 
 
 class Engine:
@@ -139,6 +136,7 @@ class Engine:
         text = text.replace("\x00", "\ufffd")
         cleaned = redact(text)
         if self.settings.derived_filter:
+            self.artifacts.refresh()  # skills drafted since this engine started
             match = self.artifacts.check(cleaned.text)
             if match is not None:
                 self.vault.commit([{

@@ -255,6 +255,12 @@ class Log:
                 self._shas.add(sha)
                 results.append((sha, True))
             if lines:
+                repair = self._repair_tail(path) if path.exists() else None
+                if repair:  # a writer died mid-line since we opened: never glue onto it
+                    sha = record_sha(repair)
+                    self._shas.add(sha)
+                    lines.insert(0, canonical({"at": self._next_at(), "rec": repair,
+                                               "sha": sha}) + "\n")
                 data = "".join(lines).encode("utf-8")
                 fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
                 try:

@@ -106,13 +106,10 @@ class Vault:
         records = list(records)
         with self.log.locked():
             self.catch_up()
-            before = self.log.sizes()
             results = self.log.append_many(records)
-            entries, offsets = self.log.entries_after(before)
+            entries, offsets = self.log.entries_after(self._watermark())
             self._apply(entries, upsert=False)
-            merged = self._watermark()
-            merged.update(offsets)
-            self._save_watermark(merged)
+            self._save_watermark(offsets)
             self._housekeeping(len(entries))
         return results
 
