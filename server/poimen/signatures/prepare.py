@@ -20,7 +20,6 @@ _PREFIX = re.compile("|".join((
     r"\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]\s?",  # log4j
     r"[\w.-]{1,80}(?:[_-]\d{1,3})?\s{1,40}\| ",  # docker compose service prefix
     r"\s*[│┃║|]\s?",  # box drawing (Terraform, k9s)
-    r"\s*[╷╵]\s*$",
     r"\s*>\s?(?=\S)",  # quoted paste
     r"#\d{1,4} \d{1,6}\.\d{1,4} ",  # buildkit step output
     r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{1,9}\s+\d+ [\w.-]{1,80}:\d+\] ",  # klog

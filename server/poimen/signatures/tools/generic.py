@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .. import frames as fr
-from ..rules import Ctx, Hit, block, consequence, line
+from ..rules import Ctx, block, consequence, line
 from .python import EXC, exception_hit
 
 CONSEQUENCES = [
@@ -14,7 +14,8 @@ CONSEQUENCES = [
                 r"(?:Process completed|failed|finished|exited|Command failed|returned|"
                 r"completed) with (?:a )?(?:non-zero )?exit (?:code|status)|exited with code|"
                 r"returned non-zero exit status|returned a non-zero code|^Error: Command exited|"
-                r"ld returned \d+ exit status|linker command failed with exit code", re.I),
+                r"ld returned \d+ exit status|linker command failed with exit code|"
+                r"Job failed: exit (?:code|status)", re.I),
     consequence("make", "***|recipe for target|build stopped|subcommand failed",
                 r"^g?make(?:\[\d+\])?: \*\*\*|recipe for target .* failed|^ninja: build stopped"),
     consequence("cargo-summary", "could not compile|build failed|aborting due to",

@@ -81,18 +81,23 @@ JS_ERROR = re.compile(
     r"^\s*(?:Uncaught |\[\w+\] )?(?P<kind>(?:[A-Z]\w{0,40})?(?:Error|Exception))"
     r"(?: \[(?P<code>[A-Z][A-Z0-9_]+)\])?: (?P<msg>.+)$")
 _HEADER = re.compile(r"^\s*(?P<file>\S{1,500}\.(?:m?js|cjs|jsx?|tsx?|vue|svelte)):\d+$")
+_REQUIRE_STACK = re.compile(r"^\s*(?:Require stack:|- \S)")
 _MODULE_KINDS = ("ERR_MODULE_NOT_FOUND", "MODULE_NOT_FOUND")
 
 
 def _js_error(ctx: Ctx, i: int, m: re.Match):
     lines, found, end = ctx.lines, [], i
+    gap = framed = 0
     for j in range(i + 1, min(len(lines), i + 200)):
         frame = fr.JS_FRAME.match(lines[j])
         if not frame:
-            if found or j > i + 3:
+            if _REQUIRE_STACK.match(lines[j]):
+                continue
+            gap += 1
+            if framed or gap > 3:
                 break
             continue
-        end = j
+        end, framed = j, 1
         made = fr.make(frame["func"] or "<anonymous>", frame["file"] or frame["bare"] or "")
         if made:
             found.append(made)
@@ -102,7 +107,7 @@ def _js_error(ctx: Ctx, i: int, m: re.Match):
         if h:
             header = fr.make("", h["file"])
             break
-    if not (found or header or m["code"] or lines[i].lstrip().startswith("Uncaught ")):
+    if not (framed or header or m["code"] or lines[i].lstrip().startswith("Uncaught ")):
         return None
     kind = m["kind"] + (f" [{m['code']}]" if m["code"] else "")
     msg = m["msg"]

@@ -77,7 +77,7 @@ RULES = [
          r"(?:could not connect to server|connection to server (?P<x_where>at .{1,200}?|on socket "
          r".{1,200}?) failed): (?P<msg>[^.]+)", "connect"),
     block("postgres-fatal", "postgres", "fatal:|panic:",
-          r"\b(?P<level>FATAL|PANIC):\s+(?P<msg>.+)$", _postgres),
+          r"\b(?P<level>FATAL|PANIC):\s+(?P<msg>.+)$", _postgres, needs="postgres"),
     block("postgres-error", "postgres", "error:", r"^(?:.{0,120}\s)?(?P<level>ERROR):\s+(?P<msg>.+)$",
           _postgres, needs="postgres"),
     line("mysql-client", "mysql", "error ",
