@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ARTIFACTS, BIN, MEM, REPO, editor_env, first_line, read_results
+from e2e_support import (APP_FAILING_LINE, ARTIFACTS, BIN, MEM, REPO, editor_env, first_line,
+                         read_results)
 
 NVIM = BIN / "nvim"
 DRIVER = Path(__file__).with_name("nvim_driver.lua")
@@ -61,7 +62,7 @@ def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path, start):
     # the failing :terminal command was forwarded with its exit code and answered
     assert steps["terminal-exit"]["status"] == 1
     own = steps["terminal-diagnostics"]["diagnostics"]
-    outer = [d for d in own if d["line"] == 9]
+    outer = [d for d in own if d["line"] == APP_FAILING_LINE]
     assert outer and outer[0]["message"].startswith("Tier 1"), own
     terminal_card = " ".join(" ".join(steps["terminal-hover"]["lines"]).split())
     assert terminal_card.startswith("Tier 1"), terminal_card

@@ -13,9 +13,9 @@ import shlex
 import time
 from pathlib import Path
 
-from browser import Browser
-from codeserver import CodeServer
-from conftest import ARTIFACTS, MEM, editor_env, read_results
+from e2e_browser import Browser
+from e2e_codeserver import CodeServer
+from e2e_support import APP_FAILING_LINE, ARTIFACTS, MEM, editor_env, read_results
 
 SHOTS = {"hover-shown": "vscode-hover.png", "answer-shown": "vscode-answer.png",
          "terminal-shown": "vscode-terminal.png"}
@@ -100,7 +100,7 @@ def test_vscode_extension_forwards_hovers_and_answers(seeded, tmp_path):
     # the failing terminal command was forwarded with its exit code and answered
     assert steps["terminal-end"]["exitCode"] == 1
     own = steps["terminal-answer"]["diagnostics"]
-    assert any(d["line"] == 9 and d["message"].startswith("Tier 1") for d in own), own
+    assert any(d["line"] == APP_FAILING_LINE and d["message"].startswith("Tier 1") for d in own), own
     assert steps["terminal-answer"]["hover"].startswith("Tier 1")
     assert "make settings" in steps["terminal-answer"]["hover"]
     for name in SHOTS.values():

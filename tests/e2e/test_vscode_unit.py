@@ -8,8 +8,8 @@ import re
 import shutil
 import subprocess
 
-from codeserver import INSTALL_HINT, NODE_BIN
-from conftest import REPO
+from e2e_codeserver import INSTALL_HINT, NODE_BIN
+from e2e_support import REPO
 
 EXTENSION = REPO / "editors" / "vscode"
 

