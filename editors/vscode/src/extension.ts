@@ -39,6 +39,13 @@ function config(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration("poimen");
 }
 
+/** The server's options from the `poimen.*` settings; project defaults to the folder name. */
+function currentSettings() {
+  const folders = workspacePaths();
+  const cfg = config();
+  return serverSettings((key) => cfg.get(key), folders[0] ? path.basename(folders[0]) : undefined);
+}
+
 function workspacePaths(): string[] {
   return (vscode.workspace.workspaceFolders ?? [])
     .filter((f) => f.uri.scheme === "file")
@@ -62,8 +69,7 @@ async function startClient(output: vscode.OutputChannel): Promise<void> {
     });
     throw err;
   }
-  const defaultProject = folders[0] ? path.basename(folders[0]) : undefined;
-  const settings = serverSettings((key) => cfg.get(key), defaultProject);
+  const settings = currentSettings();
   const args = serverArgs(cfg.get<string[]>("server.args", []), settings);
   output.appendLine(`starting ${server.command} ${args.join(" ")} (found via ${server.origin})`);
   const serverOptions: ServerOptions = {
@@ -75,7 +81,6 @@ async function startClient(output: vscode.OutputChannel): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
     initializationOptions: settings,
-    synchronize: { configurationSection: "poimen" },
     outputChannel: output,
     middleware: {
       workspace: {
@@ -84,9 +89,7 @@ async function startClient(output: vscode.OutputChannel): Promise<void> {
           const answered = await next(params, token);
           if (!Array.isArray(answered)) return answered;
           return params.items.map((item, i) =>
-            !item.section || item.section === "poimen"
-              ? serverSettings((key) => config().get(key), defaultProject)
-              : answered[i]
+            !item.section || item.section === "poimen" ? currentSettings() : answered[i]
           );
         },
       },
@@ -105,17 +108,40 @@ async function startClient(output: vscode.OutputChannel): Promise<void> {
       });
     }
   });
+  // what other sources reported before this server started
+  forwarder = new DiagnosticForwarder();
+  forward(vscode.languages.getDiagnostics().map(([uri]) => uri));
+}
+
+let forwarder = new DiagnosticForwarder();
+
+function forward(uris: readonly vscode.Uri[]): void {
+  if (!client?.isRunning() || !config().get<boolean>("forward.diagnostics", true)) return;
+  for (const uri of uris) {
+    const params = forwarder.payload(uri.toString(), vscode.languages.getDiagnostics(uri));
+    if (params) void client.sendNotification("poimen/diagnostics", params);
+  }
 }
 
 function forwardDiagnostics(context: vscode.ExtensionContext): void {
-  const forwarder = new DiagnosticForwarder();
+  context.subscriptions.push(vscode.languages.onDidChangeDiagnostics((event) => forward(event.uris)));
+}
+
+/** Settings changes: the server's options are pushed; a new executable needs a restart. */
+function watchSettings(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
-    vscode.languages.onDidChangeDiagnostics((event) => {
-      if (!client?.isRunning() || !config().get<boolean>("forward.diagnostics", true)) return;
-      for (const uri of event.uris) {
-        const params = forwarder.payload(uri.toString(), vscode.languages.getDiagnostics(uri));
-        if (params) void client.sendNotification("poimen/diagnostics", params);
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration("poimen") || !client?.isRunning()) return;
+      if (event.affectsConfiguration("poimen.server")) {
+        const pick = await vscode.window.showInformationMessage(
+          "poimen: restart the server to use the new settings?", "Restart"
+        );
+        if (pick) await vscode.commands.executeCommand("poimen.restartServer");
+        return;
       }
+      void client.sendNotification("workspace/didChangeConfiguration", {
+        settings: { poimen: currentSettings() },
+      });
     })
   );
 }
@@ -155,6 +181,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Poimen
   starting.catch((err) => output.appendLine(`server did not start: ${err?.message ?? err}`));
   forwardDiagnostics(context);
   forwardTerminal(context);
+  watchSettings(context);
   context.subscriptions.push(
     vscode.commands.registerCommand("poimen.restartServer", async () => {
       await client?.stop().catch(() => undefined);
