@@ -75,3 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("mem: interrupted\n")
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

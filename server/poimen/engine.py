@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .canonical import sha256_text
+from .canonical import record_sha, sha256_text
 from .config import Settings, default_project, default_vault
 from .embed import Embedder, EmbedderUnavailable
 from .gate import Verdict, judge
@@ -182,14 +182,15 @@ class Engine:
                 verdicts.append(verdict)
                 records.append(self._gate_record(proposal, clean.text, verdict))
                 batch_texts.setdefault(clean.text, len(records) - 1)
-            shas = self.vault.commit(records)
             projections = []
-            for (sha, _), verdict, record in zip(shas, verdicts, records):
+            for verdict, record in zip(verdicts, records):
                 if verdict.verdict == "accepted":
-                    projections.append((sha, self.generator.project(
+                    projections.append((record_sha(record), self.generator.project(
                         record["text"], self.vault.evidence_messages(record["parents"]))))
             self.vault.embed([p.text for _, p in projections if p.text])
-            self.vault.commit([projection_record(sha, p) for sha, p in projections])
+            # one append: a memory is never acknowledged without its projection
+            shas = self.vault.commit(records + [projection_record(sha, p)
+                                                for sha, p in projections])[:len(records)]
             shown = {sha: _projection_json(p) for sha, p in projections}
         for (sha, _), verdict, clean in zip(shas, verdicts, cleaned):
             memory = {"accepted": sha, "reinforced": verdict.existing}.get(verdict.verdict)

@@ -1,0 +1,49 @@
+"""The ONNX embedder: normalised vectors, sensible neighbours, batch equals single."""
+
+import numpy as np
+import pytest
+
+from poimen.embed import DIM, Embedder, EmbedderConfig, EmbedderUnavailable
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return Embedder()
+
+
+def test_vectors_are_unit_length_and_the_right_width(embedder):
+    vectors = embedder.embed(["npm ERR! code ERESOLVE", "", "x" * 5000])
+    assert vectors.shape == (3, DIM) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_similar_failures_are_closer_than_unrelated_text(embedder):
+    a, b, c = embedder.embed([
+        "ModuleNotFoundError: No module named 'requests'",
+        "ImportError: cannot find the python package requests when running the script",
+        "The quarterly budget meeting moved to Thursday afternoon"])
+    assert a @ b > a @ c + 0.2
+
+
+def test_a_batch_gives_bit_equal_vectors_to_single_calls(embedder):
+    texts = ["error: linker `cc` not found", "fatal: not a git repository",
+             "Error: connect ECONNREFUSED 127.0.0.1:5432", "same length one",
+             "same length two", "TypeError: Cannot read properties of undefined (reading 'map')"]
+    batch = embedder.embed(texts)
+    single = np.stack([embedder.embed_one(t) for t in texts])
+    assert np.array_equal(batch, single)
+    assert np.array_equal(embedder.embed(list(reversed(texts))), single[::-1])
+
+
+def test_token_count_uses_the_model_tokenizer(embedder):
+    assert embedder.count_tokens("") == 0
+    assert embedder.count_tokens("hello world") == 2
+
+
+def test_a_missing_model_is_a_clear_error(tmp_path):
+    with pytest.raises(EmbedderUnavailable, match="not found"):
+        Embedder(EmbedderConfig(model_path=tmp_path / "nope.onnx"))
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(EmbedderUnavailable, match="cannot load"):
+        Embedder(EmbedderConfig(model_path=broken)).embed(["x"])
