@@ -105,6 +105,8 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"{_MONTH} \d{{1,2}},? \d{{4}}|{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}})"
         r"(?: \d{2}:\d{2}(?::\d{2})?(?: [+-]\d{4})?)?"), "<date>",
             "syslog, RFC 2822 and build-banner dates"),
+    Pattern("compact_timestamp", re.compile(r"(?<!\d)(?:19|20)\d{6}[-_T]?\d{6}(?!\d)"), "<ts>",
+            "timestamps inside file and job names (`Worker_20240521-091244-utc.log`)"),
     Pattern("clock", re.compile(r"(?<![\w>])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\b"), "<time>",
             "wall-clock times without a date"),
     Pattern("uuid", re.compile(
@@ -147,6 +149,9 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("duration", re.compile(
         r"(?<![\w>])\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h|hours?)\b(?! ago)"
         r"(?:\s\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds?))?"), "<dur>", "how long it took"),
+    Pattern("size", re.compile(
+        r"(?<![\w>.])\d+(?:\.\d+)?\s?(?:bytes|B|kB|KB|MB|GB|KiB|MiB|GiB|Ki|Mi|Gi)\b"), "<size>",
+            "how big the payload, file or limit was varies per occurrence"),
     Pattern("temp_name", re.compile(r"(?<![A-Za-z])(?:tmp|temp)[-_]?[a-zA-Z0-9_]{5,}\b|(?<![A-Za-z])pytest-\d+\b"),
             "<tmp>", "mktemp and pytest basetemp names"),
     Pattern("semver", re.compile(

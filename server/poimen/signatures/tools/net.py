@@ -24,7 +24,7 @@ TLS_PHRASES = (
     ("Hostname mismatch, certificate is not valid for", "hostname-mismatch"),
 )
 _TLS = re.compile("|".join(f"(?P<k{n}>{p})" for n, (p, _) in enumerate(TLS_PHRASES)), re.I)
-_WRAPPERS = re.compile(r"^(?:\s*(?:npm (?:ERR!|error)|Error response from daemon|HTTPS ERROR|error|"
+_WRAPPERS = re.compile(r"^(?:\s*(?:\*|npm (?:ERR!|error)|Error response from daemon|HTTPS ERROR|error|"
                        r"Error|ERROR|fatal|warning|WARN)\s*:?\s*)+")
 
 
