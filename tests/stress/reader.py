@@ -1,0 +1,50 @@
+"""A long-lived reader doing lookups on a vault while writers write.
+
+    python reader.py VAULT STOP_FILE
+
+Until STOP_FILE exists: raw searches and three-tier lookups, and for every memory a
+lookup returns, a read of that memory (it must be whole: its row, its full text).
+Prints one JSON line: lookups done, memories read, and every error or torn read seen.
+"""
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+QUERIES = ("npm ERESOLVE peer conflict", "certificate expired in docker build",
+           "pytest timeout waiting for lock", "OOMKilled pod restarts", "checksum mismatch",
+           "permission denied on socket", "DNS resolution failed in CI")
+
+
+def main() -> None:
+    vault, stop = Path(sys.argv[1]), Path(sys.argv[2])
+    from poimen.engine import Engine
+
+    engine = Engine(vault, project="conc")
+    rng = random.Random(5)
+    report = {"lookups": 0, "memories_read": 0, "errors": [], "torn": []}
+    while not stop.exists():
+        query = rng.choice(QUERIES)
+        try:
+            hits = engine.search(query, limit=5)
+            body = engine.context({"task": query, "scope": "all-projects"})
+            report["lookups"] += 2
+            for hit in hits:
+                memory = engine.memory(hit["sha"])
+                report["memories_read"] += 1
+                if memory is None or not memory["text"] or memory["text"] != hit["text"]:
+                    report["torn"].append(hit["sha"])
+            for lesson in body.get("lessons", []):
+                if not lesson.get("text"):
+                    report["torn"].append(lesson.get("sha"))
+        except Exception as exc:   # the test fails on any of these; record, keep reading
+            report["errors"].append(f"{type(exc).__name__}: {exc}"[:300])
+        time.sleep(0.05)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
