@@ -383,15 +383,17 @@ class Hits:
             self.scores.setdefault(sha, {})[kind] = score
 
     def ranked(self) -> list[list[str]]:
-        """The hybrid lists RRF fuses: one vector ranking (each memory's best cosine,
-        symptom or text), full text, and trigrams when degraded."""
+        """The rankings RRF fuses: each memory's best cosine (symptom or text) when
+        there are vectors; full text and trigrams when degraded. Full text is not
+        fused beside vectors: lessons avoid the error's own words, and fusing BM25
+        over lesson text cut recurrence MRR from 0.89 to 0.65 on the dev set."""
         vector = {}
         for kind in ("symptom", "text"):
             for sha, score in self.lists.get(kind, ()):
                 vector[sha] = max(score, vector.get(sha, -1.0))
-        lists = [sorted(vector.items(), key=lambda x: (-x[1], x[0]))]
-        lists += [sorted(self.lists[k], key=lambda x: (-x[1], x[0]))
-                  for k in ("fulltext", "trigram") if k in self.lists]
+        lists = [sorted(vector.items(), key=lambda x: (-x[1], x[0]))] if vector else \
+            [sorted(self.lists[k], key=lambda x: (-x[1], x[0]))
+             for k in ("fulltext", "trigram") if k in self.lists]
         return [[sha for sha, _ in ranked] for ranked in lists if ranked]
 
     @classmethod
