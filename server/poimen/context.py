@@ -38,6 +38,7 @@ TIER2_STRONG = 0.75           # cosine that stands without a near-identical sign
 NEAR_SIGNATURE = 0.55         # trigram Dice of normalised messages (same family)
 TIER3_MIN_SIMILARITY = 0.40   # cosine a reference chunk must reach
 TRIGRAM_MIN = 0.20            # degraded mode: trigram Dice a hit must reach
+TRIGRAM_STRONG = 0.50         # degraded mode: Dice that stands without a signature
 PROJECT_BOOST = 0.5 / 61      # half a top RRF place, for a same-project memory
 RRF_K = 60
 EMBED_TIMEOUT_S = 10.0
@@ -429,20 +430,20 @@ def _near_signature(run: _Run, linked: set[tuple[str, str]]) -> bool:
 def _relevant(run: _Run, levels, best: float, linked: set[tuple[str, str]]) -> bool:
     """Whether a similarity hit is an answer, not just the nearest neighbour.
 
-    Without vectors: trigram Dice >= TRIGRAM_MIN. References: cosine >= TIER3_MIN.
-    Lessons: cosine >= TIER2_MIN; and when the request carried failure signatures,
-    the lesson must be linked to a near-identical signature unless its cosine
-    reaches TIER2_STRONG. In a crowded vault every error has same-domain neighbours
-    near 0.6 cosine (and sharing a generic family such as `nginx:error`), and an
-    unknown failure must fall through to tier 3.
+    References: cosine >= TIER3_MIN (trigram Dice >= TRIGRAM_MIN when degraded).
+    Lessons: cosine >= TIER2_MIN (Dice >= TRIGRAM_MIN); and when the request carried
+    failure signatures, the lesson must be linked to a near-identical signature
+    unless its score is strong. In a crowded vault every error has same-domain
+    neighbours near 0.6 cosine (sharing generic families such as `nginx:error`),
+    and an unknown failure must fall through to tier 3.
     """
-    if run.vector is None:
-        return best >= TRIGRAM_MIN
+    floor, strong = (TRIGRAM_MIN, TRIGRAM_STRONG) if run.vector is None else \
+        (TIER2_MIN_SIMILARITY, TIER2_STRONG)
     if levels != LESSON_LEVELS:
-        return best >= TIER3_MIN_SIMILARITY
-    if best < TIER2_MIN_SIMILARITY:
+        return best >= (TRIGRAM_MIN if run.vector is None else TIER3_MIN_SIMILARITY)
+    if best < floor:
         return False
-    return not run.signatures or best >= TIER2_STRONG or _near_signature(run, linked)
+    return not run.signatures or best >= strong or _near_signature(run, linked)
 
 
 def _matched(scores: dict) -> tuple[str, float]:
