@@ -107,4 +107,4 @@ def follow(lines: list[str], i: int, limit: int = 3) -> list[str]:
 
 _NEW_ITEM = re.compile(r"^\s*(?:at |File \"|Traceback|During handling|The above exception|Caused by|"
                        r"\w+(?:Error|Exception|Warning)\b|[-=*#]{3}|\[|npm (?:ERR|error)|error|"
-                       r"warning|note:|hint:|help:|-->|\d+ \|)", re.I)
+                       r"warning|note:|hint:|help:|-->|\d+ \||\[end of output\])", re.I)

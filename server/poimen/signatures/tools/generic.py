@@ -35,6 +35,10 @@ CONSEQUENCES = [
                 r"Unavailable|Internal Server Error|Not Found|Forbidden|Unauthorized|Bad Request)\s*$"),
     consequence("pod-state", "backoff|errimagepull",
                 r"^\S+\s+\d+/\d+\s+(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|Error)\s"),
+    consequence("pip-build-summary", "could not build wheels|failed building wheel|failed to build|"
+                "this error originates from a subprocess",
+                r"Could not build wheels for|Failed building wheel for|^\s*Failed to build \S|"
+                r"This error originates from a subprocess"),
     consequence("systemd-result", "failed with result", r"Failed with result '"),
 ]
 

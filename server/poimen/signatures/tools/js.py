@@ -55,7 +55,8 @@ def _majors(text: str) -> list[int]:
 
 
 def _eresolve(ctx: Ctx, i: int, m: re.Match):
-    """A peer conflict is identified by the package and the majors: found vs newest accepted."""
+    """A peer conflict is identified by the package and the majors: found vs newest accepted
+    (npm 7's "unable to resolve dependency tree" and npm 8+'s "could not resolve" fold)."""
     head, found, peer, end = "", None, None, i
     for j in range(i + 1, min(len(ctx.lines), i + 40)):
         body = _npm_body(ctx.lines, j)
@@ -72,7 +73,7 @@ def _eresolve(ctx: Ctx, i: int, m: re.Match):
         return Hit("npm", "ERESOLVE", head or "ERESOLVE", (), i, end)
     have = _majors(found["ver"])[:1]
     accepted = _majors(peer["range"])
-    msg = (f"{head or 'ERESOLVE'}: found {found['pkg']}@{have[0] if have else '?'}; "
+    msg = (f"ERESOLVE: found {found['pkg']}@{have[0] if have else '?'}; "
            f"peer {peer['pkg']}@<={max(accepted) if accepted else '?'}")
     return Hit("npm", "ERESOLVE", msg, (), i, end)
 

@@ -104,6 +104,15 @@ def _undefined_reference(ctx: Ctx, i: int, m: re.Match):
     return Hit("ld", kind, m["msg"], (fr.fold(func),) if func else (), i, i)
 
 
+_COMPILERS = {".java": "javac", ".kt": "kotlin", ".swift": "swift", ".py": "mypy"}
+
+
+def _compiler_error(ctx: Ctx, i: int, m: re.Match):
+    """`file:line[:col]: error: msg` (gcc, clang, javac, swiftc): the extension names it."""
+    ext = "." + m["file"].rsplit(".", 1)[-1] if "." in m["file"] else ""
+    return Hit(_COMPILERS.get(ext, "gcc"), m["kind"], m["msg"], (), i, i)
+
+
 def _cmake(ctx: Ctx, i: int, m: re.Match):
     body = follow(ctx.lines, i, 4)
     return Hit("cmake", m["cmd"] or "error", " ".join(body) or m["rest"] or "", (), i, i + len(body))
@@ -136,8 +145,9 @@ RULES = [
     line("go-command", "go", "go: ", r"^go: (?!downloading|finding|extracting|found |added |"
          r"upgraded |creating |to add)(?P<msg>.+)$", "go"),
     line("go-test-fail", "go", "--- fail:", r"^\s*--- FAIL: (?P<msg>\S+)", "test-failed", weak=True),
-    line("gcc-error", "gcc", "error:|error :",
-         r"^(?P<x_file>[^\s:]{1,300}):\d+(?::\d+)?: (?P<kind>(?:fatal )?error): (?P<msg>.+)$"),
+    block("compiler-error", "gcc", "error:|error :",
+          r"^(?P<file>[^\s:]{1,300}):\d+(?::\d+)?: (?P<kind>(?:fatal )?error): (?P<msg>.+)$",
+          _compiler_error),
     block("ld-undefined-reference", "ld", "undefined reference",
           r"(?P<msg>undefined reference to [`'][^`']{1,300}')", _undefined_reference),
     line("ld-multiple-definition", "ld", "multiple definition of",

@@ -23,8 +23,13 @@ def exception_hit(tool: str, kind: str, msg: str, frames: tuple[str, ...], start
     return Hit(tool, kind, msg, frames, start, end)
 
 
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
 def _traceback(ctx: Ctx, i: int, m: re.Match):
     lines, found = ctx.lines, []
+    margin = _indent(lines[i])  # nested output (pip's build backend) indents the whole block
     for j in range(i + 1, min(len(lines), i + 600)):
         text = lines[j]
         frame = fr.PY_FRAME.match(text)
@@ -33,7 +38,7 @@ def _traceback(ctx: Ctx, i: int, m: re.Match):
             if made:
                 found.append(made)
             continue
-        if not text.strip() or text[:1] in " \t" or _TB_END.match(text):
+        if not text.strip() or _indent(text) > margin or _TB_END.match(text):
             continue
         exc = EXC.match(text.strip())
         if not exc:
@@ -99,11 +104,17 @@ def _import_mismatch(ctx: Ctx, i: int, m: re.Match):
 
 def _pip_error(ctx: Ctx, i: int, m: re.Match):
     """pip's rich errors: `error: <kind>` then `× <summary>` (body text varies by distro)."""
+    weak = m["kind"] in _PIP_WRAPPERS
     for j in range(i + 1, min(len(ctx.lines), i + 4)):
         summary = re.match(r"^\s*×\s*(.+)$", ctx.lines[j])
         if summary:
-            return Hit("pip", m["kind"], summary.group(1), (), i, j)
-    return Hit("pip", m["kind"], m["kind"], (), i, i)
+            return Hit("pip", m["kind"], summary.group(1), (), i, j, weak)
+    return Hit("pip", m["kind"], m["kind"], (), i, i, weak)
+
+
+# a build backend failed: the cause is in the subprocess output that follows, so these
+# only stand when nothing inside was recognised
+_PIP_WRAPPERS = {"subprocess-exited-with-error", "metadata-generation-failed"}
 
 
 def _resolver(tool: str):
