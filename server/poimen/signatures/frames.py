@@ -24,10 +24,6 @@ class Frame:
     def text(self) -> str:
         return f"{self.function} ({self.file})" if self.file else self.function
 
-    @property
-    def in_project(self) -> bool:
-        return not self.file.startswith("<")
-
 
 PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line \d+, in (?P<func>\S{1,200})')
 PYTEST_FRAME = re.compile(r"^(?P<file>[\w./\\-]{1,300}\.py):\d+: in (?P<func>\S{1,200})")
@@ -35,10 +31,7 @@ JS_FRAME = re.compile(
     r"^\s*at (?:async )?(?:(?P<func>[^()]{1,300}?) \((?P<file>[^()]{1,500}?)(?::\d+){0,2}\)|"
     r"(?P<bare>[^()\s]{1,500}?)(?::\d+){0,2})\s*$")
 JAVA_FRAME = re.compile(r"^\s*at (?P<func>[\w$.<>/-]{1,300})\((?P<file>[^()]{0,200})\)")
-GO_FUNC = re.compile(r"^(?P<func>[\w./*()\[\]{}-]{1,400}?)\((?:[^()]{0,300})\)$")
 GO_FILE = re.compile(r"^\s+(?P<file>\S{1,500}\.go):\d+(?: \+0x[0-9a-f]+)?$")
-RUST_FRAME = re.compile(r"^\s*\d+: (?P<func>\S{1,400})")
-RUST_AT = re.compile(r"^\s+at (?P<file>\S{1,500}?)(?::\d+){0,2}$")
 
 _DROP = re.compile(
     r"^<frozen |importlib\._bootstrap|^(?:jdk\.internal\.reflect|sun\.reflect|java\.lang\.reflect"
