@@ -14,7 +14,7 @@ RULES = (generic.CONSEQUENCES + jvm.EARLY + net.TLS_RULES + infra.RULES + net.RU
 # Words anywhere in the input that let context-dependent rules fire (`needs=`) and name
 # the HTTP server behind a status page.
 HINTS = {name: re.compile(pattern, re.M) for name, pattern in {
-    "terraform": r"\bterraform\b|Terraform|\.tf\b|╷",
+    "terraform": r"\bterraform\b|Terraform|\.tf\b|╷|hashicorp/|\bon \S+\.tf line \d",
     "postgres": r"\bpsql\b|postgres|PostgreSQL|pg_hba|SQLSTATE|^DETAIL: |^HINT: ",
     "cargo": r"Compiling [\w-]+ v\d|\bcargo\b|\brustc\b|\.rs\b",
     "go": r"\bgo (?:build|test|run|vet|install|mod)\b|\.go:\d+|^# [\w./-]+$|\bgo\.mod\b",

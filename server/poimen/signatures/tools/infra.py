@@ -49,6 +49,12 @@ def _exec(ctx: Ctx, i: int, m: re.Match):
     return Hit("docker", "exec-failed", f"exec user process: {m['errno'] or m['errno2']}", (), i, i)
 
 
+def _exec_not_found(ctx: Ctx, i: int, m: re.Match):
+    """The OCI runtime's wording changed across runc releases; the missing command did not."""
+    return Hit("docker", "executable-not-found",
+               f'exec: "{m["name"]}": executable file not found in $PATH', (), i, i)
+
+
 def _gha_setup_version(ctx: Ctx, i: int, m: re.Match):
     """actions/setup-* wordings across releases, folded: version and arch are the identity."""
     version = m["v"] or m["v2"]
@@ -76,6 +82,9 @@ RULES = [
     line("docker-no-matching-manifest", "docker", "no matching manifest",
          r"(?P<msg>no matching manifest for (?P<platform>\S+) in the manifest list entries)",
          "no-matching-manifest"),
+    block("docker-exec-not-found", "docker", "executable file not found",
+          r"exec: \\?\"(?P<name>[^\"\\]{1,200})\\?\": executable file not found in \$PATH",
+          _exec_not_found),
     line("compose-service", "docker", "error: for ",
          r"^ERROR: for (?P<x_service>\S+)\s+(?P<msg>.+)$", "compose", ),
     block("docker-daemon", "docker", "error response from daemon",

@@ -159,6 +159,8 @@ RULES = [
          r"(?P<msg>.+)$"),
     line("jest-environment", "jest", "test environment",
          r"(?P<msg>Test environment \S+ cannot be found)", "environment-missing"),
+    line("node-heap-oom", "node", "javascript heap out of memory",
+         r"FATAL ERROR: .{0,200}?(?P<msg>JavaScript heap out of memory)", "heap-out-of-memory"),
     line("node-fatal", "node", "fatal error:", r"^FATAL ERROR: (?P<msg>.+)$", "FATAL ERROR"),
     line("node-unhandled-rejection", "node", "unhandledpromiserejection",
          r"^\[UnhandledPromiseRejection: (?P<msg>.+?)\]? ?\{?$", "ERR_UNHANDLED_REJECTION"),
