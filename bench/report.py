@@ -1,0 +1,196 @@
+"""Targets check, markdown tables and PNG plots for one benchmark run's JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PATHS = ("fulltext", "text", "symptom", "context")
+
+
+def _at(result: dict, size: int) -> dict | None:
+    return next((s for s in result.get("scale", []) if s["size"] == size), None)
+
+
+def _check(name: str, value, limit, ok: bool | None, where: str = "") -> dict:
+    status = "not measured" if value is None else ("met" if ok else "missed")
+    return {"target": name, "value": value, "limit": limit, "status": status, "where": where}
+
+
+def targets(result: dict) -> list[dict]:
+    out = []
+    for size, limit in ((10_000, 20), (100_000, 40)):
+        entry = _at(result, size)
+        value = entry["in_process"]["context_first_pass"]["p50_ms"] if entry else None
+        out.append(_check(f"context p50 at {size // 1000}k (ms)", value, limit,
+                          value is not None and value <= limit))
+    scale = result.get("scale") or []
+    largest = max(scale, key=lambda s: s["size"]) if scale else None
+    if largest:
+        where = f"at {largest['size']} memories"
+        hover = largest["lsp"]["hover_from_cache"]["p50_ms"]
+        out.append(_check("hover from cache p50 (ms)", hover, 5, hover <= 5, where))
+        cold = largest["lsp"]["cold_start_to_first_answer_ms"]
+        out.append(_check("LSP cold start to first answer (ms)", cold, 1500, cold <= 1500, where))
+        cold = largest["http"]["cold_start_to_first_answer_ms"]
+        out.append(_check("HTTP cold start to first answer (ms)", cold, 1500, cold <= 1500, where))
+        rate = largest["build"]["memories_per_s_wall"]
+        out.append(_check("mem import (memories/s)", rate, 80, rate >= 80,
+                          where + (" (reused build)" if largest["build"].get("reused") else "")))
+        at100k = _at(result, 100_000)
+        rss = (at100k or largest)["lsp"]["rss_after_answering"]["peak_rss_mb"]
+        out.append(_check("mem lsp peak RSS (MB) at 100k", rss if at100k else None, 300,
+                          rss <= 300, f"{rss} MB {where}" if not at100k else ""))
+    q = result.get("quality")
+    if q:
+        rec = q["paths"]["recurrence"]["context"]["top1"]
+        out.append(_check("recurrence top-1 (context)", rec, 0.9, rec >= 0.9))
+        sym, txt = (q["paths"]["variant_query"][p]["mrr"] for p in ("symptom", "text"))
+        out.append(_check("variant MRR symptom > text", f"{sym} vs {txt}", ">", sym > txt))
+        out.append(_check("false tier-1 hits on negatives", q["false_tier1_hits"], 0,
+                          q["false_tier1_hits"] == 0))
+    return out
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _p(stat: dict | None) -> str:
+    return "" if not stat else f"{stat['p50_ms']} / {stat['p95_ms']}"
+
+
+def markdown(result: dict, plots: list[str]) -> str:
+    m = result["machine"]
+    parts = [f"# poimen benchmark run {result['date']}",
+             f"`{result['command']}` — profile {result['profile']}, commit {m['commit']}, "
+             f"{m['cpu']} ({m['cores']} cores, {m['memory_gb']} GB), Python {m['python']}; "
+             f"load average {m['loadavg_start']} at start, {m['loadavg_end']} at end "
+             f"(shared machine); {result['elapsed_s']} s in all. Data: `{result['data']}`."]
+    q = result.get("quality")
+    if q:
+        rows = []
+        for query in ("recurrence", "variant_query"):
+            for path in PATHS:
+                s = q["paths"][query][path]
+                rows.append([query, path, f"{s['top1']} ({s['top1_count']}/{s['n']})", s["mrr"]])
+        parts += ["## Retrieval quality", _table(["query", "path", "top-1", "MRR"], rows),
+                  f"Tier-1 hit rate on recurrences: {q['tier1_hit_rate_recurrence']}; "
+                  f"false tier-1 hits on {q['negatives']} negatives: {q['false_tier1_hits']}; "
+                  f"tier-3 accuracy on references: {q['tier3_accuracy']}. "
+                  f"Vault: {q['vault']['counts']}, {q['vault']['references']} reference docs."]
+    if result.get("scale"):
+        rows = []
+        for s in result["scale"]:
+            ip, http, lsp = s["in_process"], s["http"], s["lsp"]
+            rows.append([s["size"], _p(ip["context_first_pass"]), _p(ip["context_second_pass"]),
+                         _p(http["post_context"]), _p(lsp["hover_needing_lookup"]),
+                         _p(lsp["hover_from_cache"]), _p(ip["floor_query_embedding"]),
+                         _p(ip["lancedb_vector_search"]), _p(ip["lancedb_fulltext_search"]),
+                         _p(ip["floor_numpy_bruteforce"])])
+        parts += ["## Latency (p50 / p95 ms)", _table(
+            ["memories", "context (1st pass)", "context (2nd pass)", "POST /memory/context",
+             "hover, lookup", "hover, cached", "floor: query embedding",
+             "LanceDB vector leg", "LanceDB full text", "floor: numpy brute force"], rows)]
+        rows = [[s["size"], s["in_process"]["cold_start_to_first_answer_ms"],
+                 s["http"]["cold_start_to_first_answer_ms"],
+                 s["lsp"]["cold_start_to_first_answer_ms"],
+                 s["lsp"]["rss_idle_after_initialize"]["rss_mb"],
+                 s["lsp"]["rss_after_answering"]["peak_rss_mb"],
+                 s["http"]["rss_after_answering"]["peak_rss_mb"]] for s in result["scale"]]
+        parts += ["## Cold start (ms) and memory (MB)", _table(
+            ["memories", "in process", "mem serve", "mem lsp", "lsp RSS idle",
+             "lsp peak RSS after answering", "serve peak RSS"], rows)]
+        legs = result["scale"][-1]["in_process"]["legs"]
+        parts += [f"## Lookup legs at {result['scale'][-1]['size']} (p50 / p95 ms)",
+                  _table(["leg", "p50 / p95"], [[k, _p(v)] for k, v in legs.items()])]
+        rows = [[s["size"], s["build"]["lessons"], s["build"]["counts"],
+                 s["build"]["import_wall_s"], s["build"]["import_cpu_s"],
+                 s["build"]["memories_per_s_wall"], s["build"]["memories_per_s_cpu"],
+                 s["build"]["built"] + (" (reused)" if s["build"].get("reused") else "")]
+                for s in result["scale"]]
+        parts += ["## mem import", _table(["vault", "lines", "verdicts", "wall s", "CPU s",
+                                           "memories/s (wall)", "memories/s (CPU)", "built"], rows)]
+    w = result.get("write")
+    if w:
+        i = w["ingest"]
+        text = (f"`mem ingest`: {i['files']} files, {i['bytes']} bytes in "
+                f"{i['all_files_s']} s minus {i['one_file_s']} s for one file: "
+                f"{i['evidence_mb_per_s']} MB/s, {i['records_per_s']} records/s.")
+        if "rebuild" in w:
+            r = w["rebuild"]
+            text += (f" `mem rebuild --from-log`: {r['records']} records in {r['seconds']} s, "
+                     f"{r['seconds_per_10k_records_extrapolated']} s per 10k records "
+                     f"(extrapolated linearly).")
+        parts += ["## Write path", text]
+    if result.get("ann"):
+        rows = [[a["vectors"], _p(a["numpy_bruteforce"]), _p(a["lancedb_flat"]),
+                 _p(a.get("lancedb_ivf_hnsw_sq")), a.get("recall_at_30"), a.get("index_build_s")]
+                for a in result["ann"]]
+        parts += ["## Vector leg alone: flat vs ANN (p50 / p95 ms)", _table(
+            ["vectors", "numpy", "LanceDB flat", "LanceDB IVF_HNSW_SQ", "recall@30",
+             "index build s"], rows)]
+    parts += ["## Targets", _table(["target", "value", "limit", "status", "note"],
+                                   [[t["target"], t["value"], t["limit"], t["status"], t["where"]]
+                                    for t in result["targets"]])]
+    parts += [f"![{Path(p).stem}]({Path(p).name})" for p in plots]
+    return "\n\n".join(parts) + "\n"
+
+
+def plots(result: dict, out: Path, stamp: str) -> list[str]:
+    """quality-per-path and latency-vs-size PNGs; returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    q = result.get("quality")
+    if q:
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        width = 0.2
+        for n, path in enumerate(PATHS):
+            values = [q["paths"][query][path]["mrr"] for query in ("recurrence", "variant_query")]
+            ax.bar([x + n * width for x in range(2)], values, width, label=path)
+        ax.set_xticks([x + 1.5 * width for x in range(2)], ["recurrence", "variant_query"])
+        ax.set_ylabel("MRR")
+        ax.set_ylim(0, 1)
+        ax.set_title("Retrieval quality per path")
+        ax.legend(fontsize=8)
+        made.append(_save(fig, out, stamp, "quality"))
+    scale = result.get("scale") or []
+    if scale or result.get("ann"):
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        sizes = [s["size"] for s in scale]
+        series = {"context (in process)": ("in_process", "context_first_pass"),
+                  "POST /memory/context": ("http", "post_context"),
+                  "hover, lookup": ("lsp", "hover_needing_lookup"),
+                  "floor: query embedding": ("in_process", "floor_query_embedding")}
+        for label, (part, key) in series.items():
+            if scale:
+                ax.plot(sizes, [s[part][key]["p50_ms"] for s in scale], "o-", label=label)
+        for key, label in (("numpy_bruteforce", "vector leg: numpy"),
+                           ("lancedb_flat", "vector leg: LanceDB flat"),
+                           ("lancedb_ivf_hnsw_sq", "vector leg: LanceDB ANN")):
+            points = [(a["vectors"], a[key]["p50_ms"]) for a in result.get("ann", []) if key in a]
+            if points:
+                ax.plot(*zip(*points), "s--", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("memories / vectors")
+        ax.set_ylabel("p50 ms")
+        ax.set_title("Latency vs vault size")
+        ax.legend(fontsize=7)
+        made.append(_save(fig, out, stamp, "latency"))
+    return made
+
+
+def _save(fig, out: Path, stamp: str, name: str) -> str:
+    import shutil
+
+    path = out / f"{stamp}-{name}.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    shutil.copyfile(path, out / f"{name}.png")
+    return str(path)
