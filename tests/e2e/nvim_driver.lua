@@ -152,6 +152,28 @@ local function run()
   record('terminal-hover', { lines = hover_with_k() })
   close_floats()
   record('terminal-answer', what_do_we_know())
+
+  -- :PoimenSymptoms lists the memories shown so far; the user picks the first
+  vim.ui.select = function(items, _, on_choice)
+    on_choice(items[1], 1)
+  end
+  vim.cmd('PoimenSymptoms')
+  local projection = wait_for('the symptom projection', function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):match('poimen://symptoms/') then
+        return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+      end
+    end
+  end)
+  record('symptoms', { lines = projection, messages = vim.fn.execute('messages') })
+
+  -- :PoimenRemember on the marked line records a lesson with that failure's evidence
+  vim.cmd('messages clear')
+  vim.cmd('PoimenRemember ' .. plan.remember)
+  local verdict = wait_for("the server's verdict", function()
+    return vim.fn.execute('messages'):match('poimen: (%a+)')
+  end)
+  record('remember', { verdict = verdict, messages = vim.fn.execute('messages') })
   vim.cmd('checkhealth poimen')
   record('health', { lines = vim.api.nvim_buf_get_lines(0, 0, -1, false) })
   record('done')

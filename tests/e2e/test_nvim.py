@@ -18,6 +18,8 @@ from e2e_support import (APP_FAILING_LINE, ARTIFACTS, BIN, MEM, REPO, editor_env
 
 NVIM = BIN / "nvim"
 DRIVER = Path(__file__).with_name("nvim_driver.lua")
+REMEMBERED = ("A fresh checkout has no settings.json: copy settings.example.json to settings.json "
+              "(make settings does it) before running app.py.")
 
 
 @pytest.mark.parametrize("start", ["native", "fallback"])
@@ -29,7 +31,7 @@ def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path, start):
         "plugin": str(REPO / "editors" / "nvim"), "mem": str(MEM), "vault": str(seeded.vault),
         "project": seeded.project, "answers": str(tmp_path / "answers"),
         "server_log": str(server_log), "results": str(results), "timeout_ms": 90_000, "start": start,
-        "document": str(seeded.document), "diagnostic": seeded.diagnostic,
+        "remember": REMEMBERED, "document": str(seeded.document), "diagnostic": seeded.diagnostic,
         "terminal": {"command": shlex.join(seeded.command), "cwd": str(seeded.workspace),
                      "frame_document": str(seeded.app)},
     }
@@ -66,9 +68,14 @@ def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path, start):
     assert outer and outer[0]["message"].startswith("Tier 1"), own
     terminal_card = " ".join(" ".join(steps["terminal-hover"]["lines"]).split())
     assert terminal_card.startswith("Tier 1"), terminal_card
-    assert "run `make settings`" in terminal_card
+    assert "make settings" in terminal_card  # the seeded lesson, or the one remembered below
     terminal_answer = "\n".join(steps["terminal-answer"]["lines"])
     assert "FileNotFoundError" in terminal_answer and "make settings" in terminal_answer
+
+    assert steps["remember"]["verdict"] in ("accepted", "reinforced"), steps["remember"]
+    symptoms = steps["symptoms"]["lines"]
+    assert symptoms[0].startswith("# Symptom projection of "), symptoms
+    assert any(line.startswith("- ") for line in symptoms), symptoms
 
     health = "\n".join(steps["health"]["lines"])
     assert "server: " + str(MEM) in health and "client " in health and "ERROR" not in health

@@ -53,7 +53,11 @@ local function show_lines(title, lines)
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].filetype = 'markdown'
   pcall(vim.api.nvim_buf_set_name, buf, title)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  local flat = {}
+  for _, line in ipairs(lines) do
+    vim.list_extend(flat, vim.split(line, '\n', { plain = true }))
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, flat)
   vim.bo[buf].modifiable = false
 end
 
@@ -71,7 +75,7 @@ local function projection_lines(sha, projection)
   end
   table.insert(lines, '')
   for key, value in vim.spairs(projection) do
-    if key ~= 'lines' and type(value) ~= 'table' then
+    if key ~= 'lines' and key ~= 'text' and type(value) ~= 'table' then
       table.insert(lines, ('%s: %s'):format(key, tostring(value)))
     end
   end
