@@ -62,6 +62,23 @@ def test_an_empty_vault_answers_200_with_nothing_known(server):
     assert body["budget"]["used"] == 0
 
 
+def test_a_failure_holding_a_secret_is_found_and_the_secret_not_echoed(vault, server):
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    failure = ("Traceback (most recent call last):\n  File \"deploy.py\", line 3, in "
+               f"<module>\n    push()\nRuntimeError: registry refused token {token}\n")
+    source = vault.parent / "failure.log"
+    source.write_text(failure)
+    evidence = mem(vault, "ingest", str(source))["results"][0]["evidence_sha"]
+    lesson = mem(vault, "remember", "--level", "L1", "--parent", evidence, "--text",
+                 "The deploy bot's registry credential had expired; rotating it in the "
+                 "secrets store fixed the push.")["sha"]
+    response = _post(server, json.dumps({"signature_source": failure, "request_id": "s"}))
+    assert response.status_code == 200
+    body = response.json()
+    assert body["tier"] == 1 and body["lessons"][0]["sha"] == lesson
+    assert token not in response.text
+
+
 def test_openapi_schema_describes_the_endpoint(server):
     schema = httpx.get(server.url + "/openapi.json", timeout=30).json()
     post = schema["paths"]["/memory/context"]["post"]

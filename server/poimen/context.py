@@ -152,6 +152,7 @@ class _Run:
         self.vector: np.ndarray | None = None
         self.query = ""
         self.signatures: list = []
+        self.source = ""          # the redacted signature_source
 
     def fault(self, leg: str) -> None:
         mode = self.faults.get(leg)
@@ -173,10 +174,11 @@ class _Run:
         future = pool.submit(body)
 
         def result(timeout: float | None = None):
+            limit = self.timeout if timeout is None else timeout
             try:
-                return future.result(timeout=self.timeout if timeout is None else timeout)
+                return future.result(timeout=limit)
             except LegTimeout:
-                self.degraded.append(f"{name}: timed out after {self.timeout:g}s")
+                self.degraded.append(f"{name}: timed out after {limit:g}s")
             except Exception as exc:  # noqa: BLE001 - a leg's failure is never the caller's
                 self.degraded.append(f"{name}: failed ({type(exc).__name__}: {exc})")
             finally:
@@ -190,12 +192,13 @@ def lookup(engine, request: dict) -> dict:
     """Answer one context request; the dict is exactly the HTTP response body."""
     req = parse_request(request, engine.project,
                         int(getattr(engine.settings, "budget", 1200)))
-    run = _Run(engine, req)
     started = time.perf_counter()
+    engine.vault.catch_up()   # see what other processes (`mem remember`, …) wrote
+    run = _Run(engine, req)
     signatures = _signatures(run)
     run.signatures = signatures
     tool = req.tool or (signatures[0].tool if signatures else None)
-    run.query = _query_text(req, tool, signatures)
+    run.query = _query_text(req, run.source, tool, signatures)
     pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="poimen-leg")
     try:
         get_t1 = run.leg("tier1", lambda: _tier1(run, signatures), pool, ([], []))
@@ -288,23 +291,27 @@ def _cached_counter(path: str):
 
 
 def _signatures(run: _Run):
+    """The request's failure signatures, extracted from the redacted source (stored
+    evidence is redacted before extraction, so the hashes must see the same text)."""
     if not run.req.signature_source:
         return []
+    from .redact import redact
     from .signatures import extract
 
     try:
-        return extract(run.req.signature_source, tool=run.req.tool)
+        run.source = redact(run.req.signature_source).text
+        return extract(run.source, tool=run.req.tool)
     except Exception as exc:  # noqa: BLE001 - an extractor bug degrades, never fails
         run.degraded.append(f"signatures: failed ({type(exc).__name__}: {exc})")
         return []
 
 
-def _query_text(req: Request, tool: str | None, signatures) -> str:
+def _query_text(req: Request, source: str, tool: str | None, signatures) -> str:
     parts = [req.task] if req.task else []
     if signatures:
         parts += list(dict.fromkeys(s.excerpt for s in signatures[:3]))
-    elif req.signature_source:
-        parts.append(req.signature_source.strip()[:4000])
+    elif source:
+        parts.append(source.strip()[:4000])
     if not parts and tool:
         parts.append(tool)
     return "\n".join(p for p in parts if p)
@@ -356,7 +363,7 @@ def _tier2(run: _Run, levels) -> Hits:
         hits.add("trigram", _trigram_hits(run, levels))
     fused = rrf(hits.ranked())
     rows = store.memories(list(hits.scores))
-    linked = _linked_messages(store, list(rows)) if run.signatures else {}
+    linked = _linked_messages(store, rows) if run.signatures else {}
     for sha, sc in hits.scores.items():
         row = rows.get(sha)
         if row is None or (levels == LESSON_LEVELS and run.req.scope == "project"
@@ -411,12 +418,25 @@ def _boost(run: _Run, project: str) -> float:
     return PROJECT_BOOST if project == run.req.project else 0.0
 
 
-def _linked_messages(store, shas: list[str]) -> dict[str, set[tuple[str, str]]]:
-    """(family, normalised message) of the signatures each memory is linked to."""
-    out: dict[str, set[tuple[str, str]]] = {}
-    for row in store.signatures_of(shas):
-        out.setdefault(row["memory_sha"], set()).add((row["family"], row["message"]))
-    return out
+def _linked_messages(store, rows: dict) -> dict[str, set[tuple[str, str]]]:
+    """(family, normalised message) of the signatures each memory is linked to; an L2
+    inherits those of the lessons it generalises (up to three levels up)."""
+    sources = {sha: {sha} for sha in rows}
+    pending = {sha: set(row.parents) for sha, row in rows.items() if row.level == "L2"}
+    for _ in range(3):
+        if not pending:
+            break
+        parents = store.memories(sorted({p for ps in pending.values() for p in ps}))
+        for sha, ps in pending.items():
+            sources[sha] |= ps
+        pending = {sha: {g for p in ps if p in parents and parents[p].level == "L2"
+                         for g in parents[p].parents} for sha, ps in pending.items()}
+        pending = {sha: ps for sha, ps in pending.items() if ps}
+    by_memory: dict[str, set[tuple[str, str]]] = {}
+    for row in store.signatures_of(sorted({s for ss in sources.values() for s in ss})):
+        by_memory.setdefault(row["memory_sha"], set()).add((row["family"], row["message"]))
+    return {sha: set().union(*(by_memory.get(s, set()) for s in ss))
+            for sha, ss in sources.items()}
 
 
 def _near_signature(run: _Run, linked: set[tuple[str, str]]) -> bool:
