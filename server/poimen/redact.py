@@ -23,7 +23,6 @@ from typing import Callable, Iterator
 MARKER = re.compile(r"<redacted:[a-z0-9-]{1,40}>")
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _KEY_MAX_CHARS = 1_000_000          # a private-key block longer than this is "no END"
-_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ def _token(kind: str, regex: str, *anchors: str, check: Callable[[str], bool] = 
 _VALUE = (r"""(?:"(?P<s1>[^"\r\n]{1,4096}+)"|'(?P<s2>[^'\r\n]{1,4096}+)'"""
           r"""|(?P<s3>[^\s"'`<>&]{1,4096}+))""")
 _SEP = r"""["']?[ \t]{0,4}(?P<sep>:=|=>|[:=])[ \t]{0,4}"""
-_KEYWORDS = (r"password|passwd|passphrase|(?<![a-z])pass(?![a-z])|secret|token|credentials?"
+_KEYWORDS = (r"password|passwd|passphrase|pass(?<![a-z]pass)(?![a-z])|secret|token|credentials?"
              r"|api[_-]?key|apikey|(?:access|auth|private|account|storage|master|encryption"
              r"|signing|client)[_-]?key")
 
@@ -95,8 +94,8 @@ def _keyword_kind(keyword: str) -> str:
 
 _RULES: tuple[_Rule, ...] = (
     # Tokens with a published prefix (checked first: their kind wins an overlap).
-    _token("aws-access-key-id", r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA"
-           r"|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA",
+    _token("aws-access-key-id", r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|PKA|ROA"
+           r"|SCA)[A-Z0-9]{16}(?![A-Za-z0-9])", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA",
            "AIPA", "ANPA", "ANVA", "APKA", "AROA", "ASCA"),
     _token("gcp-api-key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", "AIza"),
     _token("gcp-oauth-secret", r"GOCSPX-[0-9A-Za-z_-]{28}(?![0-9A-Za-z_-])", "GOCSPX-"),
@@ -213,8 +212,8 @@ class _LineContext:
         return self.seen >= self.line
 
 
-def _rule_spans(rule: _Rule, text: str, hay: str) -> Iterator[tuple[int, int, str]]:
-    if not any(a in hay for a in rule.anchors):
+def _rule_spans(rule: _Rule, text: str, hay: str, raw: bytes) -> Iterator[tuple[int, int, str]]:
+    if not any(a.encode() in raw for a in rule.anchors):
         return
     in_context = _LineContext(hay, rule.context) if rule.context else None
     for m in rule.pattern.finditer(hay):
@@ -239,9 +238,9 @@ def _rule_spans(rule: _Rule, text: str, hay: str) -> Iterator[tuple[int, int, st
         yield start, end, kind
 
 
-def _private_key_spans(text: str) -> Iterator[tuple[int, int, str]]:
+def _private_key_spans(text: str, raw: bytes) -> Iterator[tuple[int, int, str]]:
     """BEGIN … END blocks; a block with no END nearby runs to the end of its base64 body."""
-    if "PRIVATE KEY" not in text:
+    if b"PRIVATE KEY" not in raw:
         return
     end_at: int | None = None      # next "-----END " at or after the cursor; -1: none left
     for m in _PRIVATE_KEY.finditer(text):
@@ -255,17 +254,27 @@ def _private_key_spans(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def _fold(text: str) -> str:
-    """Lowercase without changing length, so spans in the folded text fit the input."""
-    folded = text.lower()
-    return folded if len(folded) == len(text) else text.translate(_ASCII_LOWER)
+    """ASCII letters lowered, length kept, so spans in the folded text fit the input.
+
+    Non-ASCII text goes through UTF-32 bytes: `bytes.lower` touches only bytes A-Z, which
+    lowers every ASCII letter and maps other characters to other non-ASCII ones, which no
+    folded pattern matches.
+    """
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-32-le", "surrogatepass").lower().decode("utf-32-le", "surrogatepass")
 
 
 def _candidates(text: str) -> list[tuple[int, int, int, str]]:
+    """Spans from every rule; anchors are looked for in UTF-8 bytes (fast for any text)."""
     folded = _fold(text)
-    found = [(s, e, -1, k) for s, e, k in _private_key_spans(text)]
+    raw = {False: text.encode("utf-8", "surrogatepass"),
+           True: folded.encode("utf-8", "surrogatepass")}
+    found = [(s, e, -1, k) for s, e, k in _private_key_spans(text, raw[False])]
     for priority, rule in enumerate(_RULES):
         hay = folded if rule.fold else text
-        found.extend((s, e, priority, k) for s, e, k in _rule_spans(rule, text, hay) if e > s)
+        found.extend((s, e, priority, k) for s, e, k in _rule_spans(rule, text, hay, raw[rule.fold])
+                     if e > s)
     return found
 
 
