@@ -42,6 +42,9 @@ def build(size: int, rows: dict, work: Path) -> dict:
     sha = hashlib.sha256(blob.encode()).hexdigest()
     vault = work / f"vault-{size}"
     meta_path = work / f"vault-{size}.bench-build.json"
+    building = work / f"vault-{size}.building"
+    while building.exists():  # another bench process is building this vault
+        time.sleep(5)
     if meta_path.is_file() and vault.is_dir():
         meta = json.loads(meta_path.read_text())
         if meta.get("input_sha") == sha:

@@ -68,9 +68,18 @@ class LegLog(logging.Handler):
             pass
 
 
+def query_text(engine, request: dict) -> str:
+    """What the lookup embeds: the task, else the signatures' excerpts, else the paste."""
+    if request.get("task"):
+        return request["task"]
+    source = request.get("signature_source") or ""
+    excerpts = dict.fromkeys(s.excerpt for s in engine.signatures(source)[:3])
+    return "\n".join(excerpts) or source.strip()[:4000]
+
+
 def in_process(vault: Path, requests: list[dict]) -> dict:
     """Context lookup in one process, cold start included, and the floors."""
-    from poimen.context import SEARCH_LIMIT, _query_text, parse_request
+    from poimen.context import SEARCH_LIMIT
     from poimen.engine import Engine
 
     t0 = time.perf_counter()
@@ -96,11 +105,7 @@ def in_process(vault: Path, requests: list[dict]) -> dict:
     for entry in handler.legs:
         for leg, value in entry.items():
             legs.setdefault(leg, []).append(value / 1000)
-    texts = []
-    for request in requests:
-        req = parse_request(request, "bench", 1200)
-        sigs = engine.signatures(req.signature_source) if req.signature_source else []
-        texts.append(_query_text(req, req.tool or (sigs[0].tool if sigs else None), sigs))
+    texts = [query_text(engine, request) for request in requests]
     embed_t, vectors = [], []
     for text in texts:
         t = time.perf_counter()

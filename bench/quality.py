@@ -110,8 +110,8 @@ def evaluate(engine, rows: dict, built: dict) -> dict:
             if query == "recurrence":
                 tier1.append(any(i["sha"] == target and i["tier"] == 1 for i in body["lessons"]))
             if ranks["context"][-1] != 1:
-                misses.append({"case": case["id"], "query": query,
-                               "rank": ranks["context"][-1], "tier": body["tier"]})
+                misses.append({"case": case["id"], "query": query, "tier": body["tier"],
+                               **{f"rank_{p}": r[-1] for p, r in ranks.items()}})
     false_tier1 = []
     for neg in rows["negatives"]:
         lesson = built["negatives"].get(neg["id"])
@@ -140,9 +140,12 @@ def evaluate(engine, rows: dict, built: dict) -> dict:
                       "references": len(built["refs"])}}
 
 
-def run(data: Path, limit: int | None = None, work: Path | None = None) -> dict:
-    """Build the quality vault from `data` (the first `limit` rows of each file) and score it."""
+def run(data: Path, limit: int | None = None, work: Path | None = None,
+        rebuild: bool = False) -> dict:
+    """Build the quality vault from `data` (the first `limit` rows of each file) and score
+    it; with `rebuild`, also time `mem rebuild --from-log` on it afterwards."""
     from poimen.engine import Engine
+    from write_path import rebuild_rate
 
     rows = corpus.load(data)
     if limit:
@@ -154,6 +157,8 @@ def run(data: Path, limit: int | None = None, work: Path | None = None) -> dict:
         started = time.perf_counter()
         result = evaluate(engine, rows, built)
         result["evaluate_s"] = round(time.perf_counter() - started, 1)
+        if rebuild:
+            result["rebuild"] = rebuild_rate(vault)
     result["data"] = str(data)
     result["rows"] = {k: len(v) for k, v in rows.items()}
     return result

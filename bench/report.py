@@ -1,7 +1,12 @@
-"""Targets check, markdown tables and PNG plots for one benchmark run's JSON."""
+"""Targets check, markdown tables and PNG plots for one benchmark run's JSON.
+
+    .venv/bin/python bench/report.py bench/results/<stamp>.json   # re-render .md and plots
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 PATHS = ("fulltext", "text", "symptom", "context")
@@ -131,6 +136,13 @@ def markdown(result: dict, plots: list[str]) -> str:
         parts += ["## Vector leg alone: flat vs ANN (p50 / p95 ms)", _table(
             ["vectors", "numpy", "LanceDB flat", "LanceDB IVF_HNSW_SQ", "recall@30",
              "index build s"], rows)]
+    spots = next((s["hotspots"] for s in result.get("scale", []) if "hotspots" in s), None)
+    if spots and "error" not in spots:
+        rows = [[f"`{f}`", p] for f, p in spots["inclusive_pct"][:12]]
+        parts += [f"## Where a warm lookup's time goes (py-spy, {spots['samples']} samples "
+                  "inside the lookup, waits excluded)", _table(["function (inclusive)", "%"], rows),
+                  _table(["function (self)", "%"], [[f"`{f}`", p]
+                                                    for f, p in spots["self_pct"][:10]])]
     parts += ["## Targets", _table(["target", "value", "limit", "status", "note"],
                                    [[t["target"], t["value"], t["limit"], t["status"], t["where"]]
                                     for t in result["targets"]])]
@@ -194,3 +206,13 @@ def _save(fig, out: Path, stamp: str, name: str) -> str:
     fig.savefig(path, dpi=110)
     shutil.copyfile(path, out / f"{name}.png")
     return str(path)
+
+
+if __name__ == "__main__":
+    source = Path(sys.argv[1])
+    run = json.loads(source.read_text())
+    run["targets"] = targets(run)
+    source.write_text(json.dumps(run, indent=2))
+    made = plots(run, source.parent, source.stem)
+    source.with_suffix(".md").write_text(markdown(run, made))
+    print(source.with_suffix(".md").read_text())

@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE))
 import ann  # noqa: E402
 import build  # noqa: E402
 import corpus  # noqa: E402
+import hotspots  # noqa: E402
 import latency  # noqa: E402
 import quality  # noqa: E402
 import report  # noqa: E402
@@ -84,7 +85,7 @@ def main() -> None:
     rows = corpus.load(args.data)
     if "quality" not in skip:
         print("bench: quality", flush=True)
-        result["quality"] = quality.run(args.data, work=args.work)
+        result["quality"] = quality.run(args.data, work=args.work, rebuild="write" not in skip)
     vaults = {}
     if "scale" not in skip:
         result["scale"] = []
@@ -102,12 +103,16 @@ def main() -> None:
             shutil.rmtree(lsp_dir, ignore_errors=True)
             lsp_dir.mkdir()
             entry["lsp"] = latency.over_lsp(vault, lsp_dir, rows["cases"])
+            if size == max(sizes):
+                print(f"bench: py-spy profile of lookups at {size}", flush=True)
+                entry["hotspots"] = hotspots.profile(vault, count)
             result["scale"].append(entry)
     if "write" not in skip:
         print("bench: write path", flush=True)
         result["write"] = {"ingest": write_path.ingest_rate()}
-        if vaults:
-            result["write"]["rebuild"] = write_path.rebuild_rate(vaults[min(vaults)])
+        if "rebuild" in result.get("quality", {}):
+            result["write"]["rebuild"] = result["quality"].pop("rebuild")
+            result["write"]["rebuild"]["vault"] = "the quality vault"
     if "ann" not in skip and vaults:
         print("bench: ann", flush=True)
         base, queries = vectors_of(vaults[max(vaults)])
