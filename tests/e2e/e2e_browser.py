@@ -90,6 +90,16 @@ class Browser:
         path.write_bytes(base64.b64decode(data))
         return path
 
+    def insert_text(self, text: str) -> None:
+        """Type into the focused element, as a user would."""
+        self.send("Input.insertText", {"text": text}, self.page())
+
+    def press_enter(self) -> None:
+        for kind in ("keyDown", "keyUp"):
+            self.send("Input.dispatchKeyEvent", {"type": kind, "key": "Enter", "code": "Enter",
+                                                 "windowsVirtualKeyCode": 13, "text": "\r"},
+                      self.page())
+
     def close(self) -> None:
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)

@@ -18,7 +18,9 @@ from e2e_codeserver import CodeServer
 from e2e_support import APP_FAILING_LINE, ARTIFACTS, MEM, editor_env, read_results
 
 SHOTS = {"hover-shown": "vscode-hover.png", "answer-shown": "vscode-answer.png",
-         "terminal-shown": "vscode-terminal.png"}
+         "remember-prompt": "vscode-remember.png", "terminal-shown": "vscode-terminal.png"}
+LESSON = ("On 3.12 distutils is gone from the standard library: add setuptools>=68 to the test "
+          "dependencies (it provides the shim), then port the import to setuptools.")
 DEADLINE_S = 420  # a bound on the whole run, so a hung editor fails instead of hanging CI
 
 
@@ -30,7 +32,12 @@ def drive(server: CodeServer, browser: Browser, results: Path, acks: Path) -> di
         steps = read_results(results)
         for step, name in SHOTS.items():
             if step in steps and step not in shot:
+                if step == "remember-prompt":  # the lesson, into the input box the command opened
+                    browser.insert_text(LESSON)
+                    time.sleep(0.5)
                 browser.screenshot(ARTIFACTS / name)
+                if step == "remember-prompt":
+                    browser.press_enter()
                 (acks / step).touch()
                 shot.add(step)
         if "done" in steps or "error" in steps:
@@ -97,6 +104,9 @@ def test_vscode_extension_forwards_hovers_and_answers(seeded, tmp_path):
     answer = steps["answer"]
     assert answer["uri"].startswith(answers.as_uri()), answer["uri"]
     assert answer["text"].startswith("# Tier 1") and "No module named 'distutils'" in answer["text"]
+    # the Remember code action asked for the lesson (typed into its input box) and recorded it
+    assert steps["remember"]["verdict"] in ("accepted", "reinforced"), steps["remember"]
+    assert steps["remember"]["parents"], steps["remember"]
     # the failing terminal command was forwarded with its exit code and answered
     assert steps["terminal-end"]["exitCode"] == 1
     own = steps["terminal-answer"]["diagnostics"]

@@ -88,6 +88,19 @@ async function whatDoWeKnow(uri: vscode.Uri, range: vscode.Range, rec: Recorder,
   await rec.shown("answer-shown");
 }
 
+/** "Remember how this was fixed…": the input box opens; the test types the lesson into it. */
+async function remember(uri: vscode.Uri, range: vscode.Range, rec: Recorder): Promise<void> {
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    "vscode.executeCodeActionProvider", uri, range
+  );
+  const action = actions.find((a) => a.title.startsWith("Remember how this was fixed"));
+  if (!action?.command) throw new Error("no Remember code action");
+  const pending = vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+  await rec.shown("remember-prompt");
+  const result = (await pending) as Record<string, unknown> | undefined;
+  rec.write("remember", { verdict: result?.verdict ?? null, parents: result?.parents ?? null });
+}
+
 async function terminalFailure(plan: Plan, rec: Recorder): Promise<void> {
   const spec = plan.terminal!;
   const terminal = vscode.window.createTerminal({ name: "e2e", cwd: spec.cwd, shellPath: "/bin/bash" });
@@ -145,6 +158,8 @@ export async function runE2E(api: PoimenApi, planFile: string): Promise<void> {
     await vscode.commands.executeCommand("editor.action.showHover");
     await rec.shown("hover-shown");
     await whatDoWeKnow(uri, range, rec, plan);
+    await vscode.window.showTextDocument(editor.document, { preview: false });
+    await remember(uri, range, rec);
     if (plan.terminal) await terminalFailure(plan, rec);
     rec.write("done");
   } catch (err) {
