@@ -1,7 +1,8 @@
 """Issue 4's nine acceptance assertions, through the real Engine, LanceDB, ONNX model and CLI.
 
 Fixture: five memories that explain failures (three with L0 evidence, two without), three
-that explain none, one R reference chunk; the queries are raw error strings from another
+that explain none, one R reference chunk, and the shared data set's distractor lessons
+(same tools, other causes) so the vault is crowded as a real one is; the queries are raw error strings from another
 occurrence of each failure, sharing no meaningful vocabulary with the memory text.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from poimen.engine import Engine
+from poimen.engine import Engine, Proposal
 from poimen.references import add as add_references
 
 FAILURES = {
@@ -35,8 +36,8 @@ FAILURES = {
                 "table was declared but never allocated before the first insert; we now create "
                 "it in the constructor."),
         evidence=None,
-        query=("panic: assignment to entry in nil map\n\ngoroutine 17 [running]:\n"
-               "main.(*Event).Tag(...)\n\t/src/event.go:42 +0x5c\nexit status 2")),
+        query=("panic: assignment to entry in nil map\n\ngoroutine 1 [running]:\n"
+               "main.(*Cache).Put(...)\n\t/app/cache.go:31 +0x1d\nexit status 2")),
     "os-owned-interpreter": dict(
         memory=("Provisioning broke after moving the base image to the latest Debian: the "
                 "distro now marks its interpreter as owned by the OS package manager, so adding "
@@ -79,6 +80,7 @@ NON_FAILURES = [
     "Code review: every change needs one approval, and we squash-merge to keep the main "
     "branch's history linear.",
 ]
+DISTRACTORS = Path("/work/shared/data/failures/distractors.jsonl")
 REFERENCE = """# Upload limits
 
 Uploads larger than the configured body size are refused by the gateway.
@@ -104,6 +106,9 @@ def world(tmp_path_factory):
         result = engine.remember("L1", text, without_evidence=True)
         assert result.verdict == "accepted", result.reason
         shas[f"non-failure-{i}"] = result.sha
+    crowd = [json.loads(line)["memory"] for line in DISTRACTORS.open()]
+    results = engine.remember_many(Proposal("L1", text, (), None, True) for text in crowd)
+    assert sum(r.verdict == "accepted" for r in results) >= 100
     doc = root / "limits.md"
     doc.write_text(REFERENCE)
     add_references(engine.vault, [doc], "acme")

@@ -25,7 +25,7 @@ _SENTENCE = re.compile(r"(?<=[.;!?])\s+")
 
 @dataclass(frozen=True)
 class MatchConfig:
-    threshold: float = 0.45        # an entry's score must reach this (abstention)
+    threshold: float = 0.40        # an entry's score must reach this (abstention)
     evidence_threshold: float = 0.70  # evidence message ~ catalogue error: same failure
     min_failureness: float = 0.0   # failure-prototype minus decision-prototype similarity
     confident: float = 0.60        # a match this strong needs no failureness check
