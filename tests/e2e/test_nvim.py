@@ -79,3 +79,27 @@ def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path, start):
 
     health = "\n".join(steps["health"]["lines"])
     assert "server: " + str(MEM) in health and "client " in health and "ERROR" not in health
+
+
+def test_neovim_plugin_finds_the_server_or_says_what_to_do(tmp_path):
+    """setting → <workspace>/.venv/bin/mem → `mem` on PATH, and a message naming the fixes."""
+    workspace, empty = tmp_path / "ws", tmp_path / "empty"
+    venv_mem = workspace / ".venv" / "bin" / "mem"
+    venv_mem.parent.mkdir(parents=True)
+    venv_mem.write_text("#!/bin/sh\n")
+    venv_mem.chmod(0o755)
+    empty.mkdir()
+    env = editor_env(tmp_path / "home") | {
+        "POIMEN_PLUGIN": str(REPO / "editors" / "nvim"), "POIMEN_WORKSPACE": str(workspace),
+        "POIMEN_EMPTY": str(empty), "POIMEN_SETTING": str(MEM), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([str(NVIM), "--headless", "--clean", "-l",
+                           str(DRIVER.with_name("nvim_discovery.lua"))],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["workspace"] == [str(venv_mem), "workspace"]
+    assert found["setting"] == [str(MEM), "setting"]
+    assert found["bad_setting"][0] is None and "server_path" in found["bad_setting"][1]
+    assert found["none"][0] is None
+    assert "pip install poimen" in found["none"][1] and "server_path" in found["none"][1]
+    assert found["cmd"] == ["/x/mem", "--vault", "/v", "lsp", "--log-level", "info"]
