@@ -26,10 +26,6 @@ class Entry:
     errors: tuple[str, ...]
     behaviour: tuple[str, ...]
 
-    @property
-    def symptoms(self) -> tuple[str, ...]:
-        return self.behaviour + self.errors
-
 
 @dataclass(frozen=True)
 class Catalogue:

@@ -31,6 +31,7 @@ class MatchConfig:
     confident: float = 0.60        # a match this strong needs no failureness check
     margin: float = 0.06           # entries within this of the best are kept too
     max_entries: int = 3
+    errors_per_entry: int = 2      # raw error lines taken from each entry, after its behaviour
     max_generated: int = 12
     max_evidence: int = 6
     max_line_chars: int = 300
@@ -97,7 +98,8 @@ class CatalogueGenerator:
         evidence = _unique(m[:self.match.max_line_chars] for m in evidence_messages)[:self.match.max_evidence]
         memory_text = memory_text.strip()
         candidates = _unique(line[:self.match.max_line_chars]
-                             for entry, _ in self.select(memory_text, evidence) for line in entry.symptoms)
+                             for entry, _ in self.select(memory_text, evidence)
+                             for line in entry.behaviour + entry.errors[:self.match.errors_per_entry])
         kept, dropped = filter_lines(candidates, memory_text, evidence, self.embedder, self.filters)
         lines = [SymptomLine(m, "evidence") for m in evidence]
         lines += [SymptomLine(t, "generated") for t in kept[:self.match.max_generated]]
