@@ -61,6 +61,7 @@ async def run(vault: Path, workdir: Path, cases: list[dict], hovers: int) -> dic
     await client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("neovim"),
         initialization_options={"vault": str(vault), "project": "bench", "debounceMs": 0,
+                                "legTimeoutS": 60,
                                 "answersDir": str(workdir / "answers")}))
     first_uri = from_fs_path(str(workdir / "cold.txt"))
     forward(client, first_uri, cases[0]["recurrence"])

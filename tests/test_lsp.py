@@ -138,7 +138,8 @@ async def client(lsp_client: LanguageClient, request, workspace):
         capabilities=CLIENTS[request.param](), root_uri=uri,
         workspace_folders=[types.WorkspaceFolder(uri=uri, name="ws")],
         initialization_options={"vault": str(workspace["vault"]), "project": PROJECT,
-                                "answersDir": str(workspace["answers"])}))
+                                "answersDir": str(workspace["answers"]),
+                                "legTimeoutS": 60}))
     yield
     await lsp_client.shutdown_session()
 

@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from . import cards
 from .inputs import Failure
+from .session import request_id
 
 LEVELS = ("L1", "L2")
 
@@ -68,12 +69,14 @@ def _structure(ls, value: dict, cls):
 
 
 async def what_do_we_know(ls, *args: Any) -> dict:
-    failure = await failure_of(ls, argument(args))
+    arg = argument(args)
+    failure = await failure_of(ls, arg)
     if failure is None:
         ls.window_show_message(types.ShowMessageParams(
             types.MessageType.Info, "poimen: no failure seen yet in this session"))
         return {"tier": None, "document": None, "headline": cards.NO_ANSWER}
-    answer = await ls.session.answer(failure)
+    where = arg.get("uri", "command"), (arg.get("range") or arg.get("position") or {})
+    answer = await ls.session.answer(failure, request_id(failure.key, *map(str, where)))
     shown = False
     if get_capability(ls.client_capabilities, "window.show_document.support", False):
         result = await ls.window_show_document_async(

@@ -6,6 +6,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from . import cards
+from .session import place_id
 
 
 async def hover(ls, params: types.HoverParams) -> types.Hover | None:
@@ -17,7 +18,10 @@ async def hover(ls, params: types.HoverParams) -> types.Hover | None:
     if not placements:
         return None
     placement = placements[0]
-    answer = await session.answer(placement.failure)  # a cache miss (after a write) looks up again
+    answer = await session.answer(placement.failure, place_id(  # a miss (after a write) looks up again
+        placement.failure, uri, placement.range.start.line))
+    if answer.response.get("tier") is None and not placement.failure.signatures:
+        return None  # not a failure poimen recognises, and nothing known: say nothing
     return types.Hover(
         contents=types.MarkupContent(kind=_kind(ls), value=cards.card(
             answer.response, answer.provenance, answer.document)),

@@ -20,6 +20,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 OWN_SOURCE = "poimen"
 FRAMES_PER_FAILURE = 20
+PREFETCH_PER_URI = 20     # a flood of diagnostics in one file: the first ones are prefetched
 LOG_SUFFIXES = (".log", ".out", ".err")
 LOG_LANGUAGES = {"log", "Log"}
 SKIP_PARTS = {"site-packages", "node_modules", ".venv", "venv", ".git", "dist-packages",
@@ -217,9 +218,7 @@ async def on_diagnostics(ls, params: ForwardedDiagnostics) -> None:
         placements = await session.call(lambda engine: from_diagnostics(
             params, session.settings.min_severity, engine.signatures))
         session.index.replace("diagnostics", params.uri, placements)
-        for placement in placements:
-            session.latest = placement.failure
-            await session.answer(placement.failure, _place_id(placement))
+        await _prefetch(session, placements)
 
     session.intake.submit(("diagnostics", params.uri), analyse)
 
@@ -233,9 +232,7 @@ async def on_log_document(ls, uri: str) -> None:
         placements = await session.call(
             lambda engine: from_log_document(uri, doc.source, engine.signatures))
         session.index.replace("document", uri, placements)
-        for placement in placements:
-            session.latest = placement.failure
-            await session.answer(placement.failure, _place_id(placement))
+        await _prefetch(session, placements)
 
     session.intake.submit(("document", uri), analyse)
 
@@ -244,7 +241,12 @@ def on_close(ls, uri: str) -> None:
     ls.session.index.replace("document", uri, [])
 
 
-def _place_id(placement: Placement) -> str:
-    from .session import request_id
+async def _prefetch(session, placements: list[Placement]) -> None:
+    """Answer the first few placements now; the rest are looked up when hovered."""
+    from .session import place_id
 
-    return request_id(placement.failure.key, placement.uri, placement.range.start.line)
+    if placements:
+        session.latest = placements[-1].failure
+    for placement in placements[:PREFETCH_PER_URI]:
+        await session.answer(placement.failure, place_id(
+            placement.failure, placement.uri, placement.range.start.line))

@@ -74,6 +74,7 @@ class Session:
 
             engine_settings = EngineSettings.from_env()
             engine_settings.budget = self.settings.budget
+            engine_settings.leg_timeout_s = self.settings.leg_timeout_s
             if self.settings.generator != "embedded" or self.settings.generator_url:
                 engine_settings.generator = {"backend": self.settings.generator,
                                              "url": self.settings.generator_url,
@@ -160,6 +161,11 @@ class Session:
 
     def shutdown(self) -> None:
         self.lane.shutdown(wait=False, cancel_futures=True)
+
+
+def place_id(failure: Failure, uri: str, line: int) -> str:
+    """The request id for a failure shown at one place: counted once however often asked."""
+    return request_id(failure.key, uri, line)
 
 
 def request_id(*parts: Any) -> str:

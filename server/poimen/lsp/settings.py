@@ -25,7 +25,8 @@ class Settings(BaseModel):
     generator_model: str | None = None
     budget: int = Field(1200, gt=0, le=100_000)
     scope: Literal["project", "all-projects"] | None = None
-    min_severity: Literal["error", "warning", "information", "hint"] = "warning"
+    min_severity: Literal["error", "warning", "information", "hint"] = "error"
+    leg_timeout_s: float = Field(2.0, gt=0, le=600)
     debounce_ms: int = Field(300, ge=0, le=10_000)
     queue_limit: int = Field(256, ge=1, le=100_000)
     cache_size: int = Field(512, ge=1, le=100_000)
@@ -34,7 +35,7 @@ class Settings(BaseModel):
     def engine_key(self) -> tuple:
         """What the engine is built from: a change here means a new engine."""
         return (self.vault, self.project, self.generator, self.generator_url,
-                self.generator_model)
+                self.generator_model, self.leg_timeout_s)
 
 
 def parse(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
