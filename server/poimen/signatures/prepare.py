@@ -64,4 +64,11 @@ def clean_line(raw: str) -> str:
 
 
 def lines_of(text: str) -> list[str]:
-    return [clean_line(raw) for raw in text.split("\n")]
+    """Cleaned lines; a line longer than the clip is never copied whole."""
+    out, start, size, clip = [], 0, len(text), LINE_CAP * 2
+    while start <= size:
+        end = text.find("\n", start)
+        end = size if end < 0 else end
+        out.append(clean_line(text[start:min(end, start + clip)]))
+        start = end + 1
+    return out
