@@ -128,6 +128,19 @@ def markdown(result: dict, plots: list[str]) -> str:
             text += (f" `mem rebuild --from-log`: {r['records']} records in {r['seconds']} s, "
                      f"{r['seconds_per_10k_records_extrapolated']} s per 10k records "
                      f"(extrapolated linearly).")
+        if "embeddings_per_memory" in w:
+            e = w["embeddings_per_memory"]
+            text += (f"\n\nPer memory the write path embeds {e['texts_per_memory']} texts "
+                     f"({e['tokens_per_memory']} tokens): {e['embedding_s_per_memory']} s of "
+                     f"embedding in {e['wall_s_per_memory']} s wall; each process first embeds "
+                     f"the symptom catalogue ({e['first_memory_texts_incl_catalogue']} texts, "
+                     f"{e['first_memory_embedding_s_incl_catalogue']} s).")
+        if "embedding_batching" in w:
+            b = w["embedding_batching"]
+            text += (f" Batching: {b['texts']} texts with {b['distinct_token_lengths']} distinct "
+                     f"token lengths take {b['per_length_groups_s']} s as now (one ONNX call per "
+                     f"length), {b['one_padded_batch_s']} s as one padded batch, "
+                     f"{b['length_sorted_batches_of_16_s']} s in length-sorted batches of 16.")
         parts += ["## Write path", text]
     if result.get("ann"):
         rows = [[a["vectors"], _p(a["numpy_bruteforce"]), _p(a["lancedb_flat"]),

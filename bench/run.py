@@ -109,7 +109,9 @@ def main() -> None:
             result["scale"].append(entry)
     if "write" not in skip:
         print("bench: write path", flush=True)
-        result["write"] = {"ingest": write_path.ingest_rate()}
+        result["write"] = {"ingest": write_path.ingest_rate(),
+                           "embeddings_per_memory": write_path.embeddings_per_memory(),
+                           "embedding_batching": write_path.embedding_batching()}
         if "rebuild" in result.get("quality", {}):
             result["write"]["rebuild"] = result["quality"].pop("rebuild")
             result["write"]["rebuild"]["vault"] = "the quality vault"

@@ -51,3 +51,102 @@ def rebuild_rate(vault: Path) -> dict:
             "projection_drift": len(result.get("projection_drift") or []),
             "seconds_per_10k_records_extrapolated":
                 round(seconds / records * 10_000, 1) if records else None}
+
+
+def embedding_batching(count: int = 64, seed: int = 77) -> dict:
+    """Why import is embedding-bound: `Embedder.embed` runs one ONNX call per distinct
+    token length, so varied texts get batches of ~1. Compared with one padded batch
+    (masked mean pooling), over the same texts; cosine agreement shows it is the same
+    vector."""
+    import numpy as np
+
+    from poimen.embed import Embedder
+
+    lessons = corpus.generated_lessons(count, seed=seed)
+    texts = [r["text"] for r in lessons] + [r["evidence"] for r in lessons]
+    embedder = Embedder()
+    embedder.embed(texts[:2])
+    tokenizer, session = embedder._load()
+    encodings = tokenizer.encode_batch(texts)
+    lengths = len({len(e.ids) for e in encodings})
+    current = []
+    for _ in range(3):
+        t = time.perf_counter()
+        reference = embedder.embed(texts)
+        current.append(time.perf_counter() - t)
+    padded = []
+    for _ in range(3):
+        t = time.perf_counter()
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, enc in enumerate(encodings):
+            ids[i, :len(enc.ids)], mask[i, :len(enc.ids)] = enc.ids, 1
+        hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
+                                                    "token_type_ids": np.zeros_like(ids)})[0]
+        pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+        vectors = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        padded.append(time.perf_counter() - t)
+    sorted_runs = []
+    for _ in range(3):
+        t = time.perf_counter()
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), 16):
+            rows = order[start:start + 16]
+            width = max(len(encodings[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for j, i in enumerate(rows):
+                ids[j, :len(encodings[i].ids)], mask[j, :len(encodings[i].ids)] = encodings[i].ids, 1
+            session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
+                                                "token_type_ids": np.zeros_like(ids)})
+        sorted_runs.append(time.perf_counter() - t)
+    agreement = float(np.min(np.sum(vectors * reference, axis=1)))
+    best = lambda xs: round(min(xs), 3)  # noqa: E731 - least disturbed by other load
+    return {"texts": len(texts), "distinct_token_lengths": lengths,
+            "per_length_groups_s": best(current), "one_padded_batch_s": best(padded),
+            "length_sorted_batches_of_16_s": best(sorted_runs),
+            "min_cosine_padded_vs_current": round(agreement, 5)}
+
+
+def embeddings_per_memory(count: int = 12, seed: int = 99) -> dict:
+    """Texts and tokens the write path embeds per memory (in process, same code as
+    `mem import`), the catalogue's one-off embedding counted apart."""
+    from poimen.embed import Embedder
+    from poimen.engine import Engine, Proposal
+
+    calls = {"texts": 0, "tokens": 0, "seconds": 0.0}
+    original = Embedder.embed
+
+    def counting(self, texts):
+        tokenizer, _ = self._load()
+        calls["texts"] += len(texts)
+        calls["tokens"] += sum(len(e.ids) for e in tokenizer.encode_batch(texts or []))
+        t = time.perf_counter()
+        out = original(self, texts)
+        calls["seconds"] += time.perf_counter() - t
+        return out
+
+    lessons = corpus.generated_lessons(count + 1, seed=seed)
+    with tempfile.TemporaryDirectory(prefix="bench-embeds-") as tmp:
+        engine = Engine(Path(tmp) / "vault", "bench")
+        Embedder.embed = counting
+        try:
+            def remember(batch):
+                proposals = [Proposal("L1", r["text"], [engine.ingest(
+                    r["evidence"], "note", tool=r["tool"]).evidence_sha]) for r in batch]
+                engine.remember_many(proposals)
+            remember(lessons[:1])  # pays the catalogue's embedding
+            warm = dict(calls)
+            t = time.perf_counter()
+            remember(lessons[1:])
+            wall = time.perf_counter() - t
+        finally:
+            Embedder.embed = original
+    per = lambda key: round((calls[key] - warm[key]) / count, 1)  # noqa: E731
+    return {"memories": count, "texts_per_memory": per("texts"),
+            "tokens_per_memory": per("tokens"),
+            "embedding_s_per_memory": round((calls["seconds"] - warm["seconds"]) / count, 3),
+            "wall_s_per_memory": round(wall / count, 3),
+            "first_memory_texts_incl_catalogue": warm["texts"],
+            "first_memory_embedding_s_incl_catalogue": round(warm["seconds"], 1)}
