@@ -170,6 +170,8 @@ def servers(seeded):
             vault, env = seeded["vault"], {}
             if name == "skills-fail":
                 env = {"POIMEN_FAULTS": "skills=fail"}
+            elif name == "legs-fail":
+                env = {"POIMEN_FAULTS": "tier2=fail,tier3=fail,occurrence=fail"}
             elif name == "skills-slow":
                 env = {"POIMEN_FAULTS": "skills=delay:6"}
             elif name == "no-embedder":
@@ -333,6 +335,21 @@ def test_skills_leg_failure_gives_200_empty_skills_and_degraded(servers, server_
     assert body["skills"] == []
     assert any(note.startswith("skills:") for note in body["degraded"])
     assert body["lessons"][0]["tier"] == 1
+
+
+def test_failing_tier2_tier3_and_occurrence_legs_still_answer_200_with_tier1(seeded,
+                                                                              servers):
+    case = CASES[NPM_CASE]
+    response = servers("legs-fail").raw(signature_source=case["recurrence"],
+                                        request_id="t9b", budget=4000)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["tier"] == 1 and body["lessons"][0]["sha"] == seeded["shas"][NPM_CASE]
+    assert [i["tier"] for i in body["lessons"]] == [1] and body["references"] == []
+    notes = " ".join(body["degraded"])
+    assert "tier2: failed" in notes and "tier3: failed" in notes
+    assert "occurrence: not recorded" in notes
+    assert _occurrences(seeded["vault"], "t9b") == 0
 
 
 # 10
