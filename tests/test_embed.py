@@ -47,3 +47,8 @@ def test_a_missing_model_is_a_clear_error(tmp_path):
     broken.write_bytes(b"not a model")
     with pytest.raises(EmbedderUnavailable, match="cannot load"):
         Embedder(EmbedderConfig(model_path=broken)).embed(["x"])
+
+
+def test_token_count_is_not_truncated(embedder):
+    long = "error " * 1000
+    assert embedder.count_tokens(long) == 1000

@@ -72,6 +72,7 @@ class Embedder:
         self._lock = threading.Lock()
         self._session = None
         self._tokenizer = None
+        self._counter = None
 
     def _load(self):
         if self._session is None:
@@ -93,8 +94,14 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         """Tokens in `text` by this model's tokenizer (no truncation, no specials)."""
-        tokenizer, _ = self._load()
-        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+        if self._counter is None:
+            from tokenizers import Tokenizer
+
+            counter = Tokenizer.from_file(str(self.tokenizer_path))
+            counter.no_padding()
+            counter.no_truncation()
+            self._counter = counter
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Vectors for `texts`, one row each, in order."""
