@@ -83,6 +83,25 @@ def test_line_numbers_never_change_signatures(text, offset):
     assert shas(shifted) == shas(text)
 
 
+ALL_TEXTS = TEXTS + [json.loads(line)["evidence"] for line in
+                     (Path(__file__).parent / "fixtures/signatures/distractors.jsonl")
+                     .read_text().splitlines()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(ALL_TEXTS), st.integers(0, 10_000), st.integers(1, 40), st.randoms(),
+       st.sampled_from([None, "npm", "python", "no-such-tool"]), st.integers(0, 5))
+def test_extract_never_raises_on_cut_or_shuffled_real_output(text, cut, span, rng, tool, limit):
+    """Pastes arrive truncated and out of order: every piece still extracts cleanly."""
+    lines = text.splitlines()
+    start = cut % (len(lines) + 1)
+    pieces = [text[cut % (len(text) + 1):], text[:cut % (len(text) + 1)],
+              "\n".join(lines[start:start + span]), "\n".join(rng.sample(lines, len(lines)))]
+    for piece in pieces:
+        for sig in extract(piece, tool=tool, limit=limit):
+            assert sig.kind and sig.message and len(sig.sig_sha) == 64
+
+
 TRACEBACK = ('Traceback (most recent call last):\n'
              '  File "/tmp/{tmp}/job.py", line {line}, in <module>\n'
              '    load("/tmp/{tmp}/data.csv")\n'

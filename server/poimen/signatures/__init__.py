@@ -66,7 +66,7 @@ def _norm(text: str) -> str:
 
 
 def _signature(hit: Hit, rule: str, lines: list[str]) -> Signature:
-    kind = " ".join(hit.kind.split())
+    kind = " ".join((hit.kind or hit.tool).split())
     message = _norm(hit.message)
     frames = tuple(_norm(f) for f in hit.frames if f)
     sha = sha256_text(canonical([hit.tool, kind, message, list(frames)]))

@@ -62,7 +62,7 @@ def _spring(ctx: Ctx, i: int, m: re.Match):
     lines = ctx.lines
     for j in range(i + 1, min(len(lines), i + 12)):
         if lines[j].strip() == "Description:":
-            body = []
+            body, k = [], j
             for k in range(j + 1, min(len(lines), j + 12)):
                 text = lines[k].strip()
                 if text in ("Action:",) or (body and not text):

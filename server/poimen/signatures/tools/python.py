@@ -123,7 +123,7 @@ def _resolver(tool: str):
             because = re.search(r"Because (.+)", ctx.lines[j])
             if because:
                 text = " ".join([because.group(1)] + follow(ctx.lines, j, 4))
-                return Hit(tool, m["kind"] if "kind" in m.re.groupindex else "resolution",
+                return Hit(tool, m.groupdict().get("kind") or "resolution",
                            re.sub(r"\([^()]{0,80}\)", "", text), (), i, j)
         return Hit(tool, "resolution", m.group(0), (), i, i)
     return build
