@@ -10,6 +10,7 @@ export const SERVER_KEYS = [
   "budget",
   "scope",
   "minSeverity",
+  "legTimeoutS",
   "debounceMs",
   "queueLimit",
   "cacheSize",
