@@ -44,8 +44,8 @@ class ForwardedDiagnostics:
 @attrs.define
 class TerminalOutput:
     command: str
-    exit_code: int
     output: str
+    exit_code: int | None = None  # VS Code may not know it; the output still counts
     cwd: str | None = None
 
 
