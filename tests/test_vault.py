@@ -10,9 +10,8 @@ from poimen import references
 from poimen.config import Settings
 from poimen.engine import Engine, Proposal
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "failures"
-if not DATA.is_dir():
-    DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
+DATA = next(p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "failures",
+                         Path("/work/shared/data/failures")) if p.is_dir())
 
 
 def rows(name):
