@@ -22,7 +22,7 @@ def test_four_writers_and_a_reader_lose_nothing_and_duplicate_nothing(tmp_path):
     reader = outcome["reader"]
     assert reader["errors"] == []
     assert reader["torn"] == []
-    assert reader["lookups"] > 0
+    assert reader["lookups"] > 0 and reader["fresh_reads"] > 0
     assert reader["memories_read"] > 0, "the reader never saw a memory the writers wrote"
 
 

@@ -2,9 +2,10 @@
 
     python reader.py VAULT STOP_FILE
 
-Until STOP_FILE exists: raw searches and three-tier lookups, and for every memory a
-lookup returns, a read of that memory (it must be whole: its row, its full text).
-Prints one JSON line: lookups done, memories read, and every error or torn read seen.
+Until STOP_FILE exists: raw searches and three-tier lookups on one long-lived engine (as
+the LSP server and `mem serve` hold one), and the same vector search on a store opened
+afresh; every memory a lookup returns is read back and must be whole (its row, its full
+text). Prints one JSON line: lookups, memories read by each, every error or torn read.
 """
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ QUERIES = ("npm ERESOLVE peer conflict", "certificate expired in docker build",
 def main() -> None:
     vault, stop = Path(sys.argv[1]), Path(sys.argv[2])
     from poimen.engine import Engine
+    from poimen.store import Store
 
     engine = Engine(vault, project="conc")
     rng = random.Random(5)
-    report = {"lookups": 0, "memories_read": 0, "errors": [], "torn": []}
+    report = {"lookups": 0, "memories_read": 0, "fresh_reads": 0, "errors": [], "torn": []}
     while not stop.exists():
         query = rng.choice(QUERIES)
         try:
@@ -40,6 +42,13 @@ def main() -> None:
             for lesson in body.get("lessons", []):
                 if not lesson.get("text"):
                     report["torn"].append(lesson.get("sha"))
+            fresh = Store(vault / "lance")
+            vector = engine.embedder.embed_one(query)
+            for hit in fresh.search_vectors(vector, kind="text", limit=5):
+                row = fresh.memories([hit.memory_sha]).get(hit.memory_sha)
+                report["fresh_reads"] += 1
+                if row is None or not row.text:
+                    report["torn"].append(hit.memory_sha)
         except Exception as exc:   # the test fails on any of these; record, keep reading
             report["errors"].append(f"{type(exc).__name__}: {exc}"[:300])
         time.sleep(0.05)

@@ -1,0 +1,61 @@
+"""`make stress`: the long crash and concurrency runs (collected only with POIMEN_STRESS=1)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from stress.concurrencykit import check, lessons, run
+from stress.crashkit import FAULTY_MEM, check_vault, run_trials
+
+TRIALS = int(os.environ.get("POIMEN_STRESS_TRIALS", "60"))
+
+
+def test_sixty_writers_killed_inside_writes_keep_every_acknowledged_record(tmp_path):
+    totals = run_trials(tmp_path / "vault", TRIALS, seed=60, work=tmp_path / "work")
+    print("crash trials:", json.dumps(totals))
+    assert totals["trials"] == TRIALS
+    assert totals["killed"] >= TRIALS // 2
+    assert totals["found"] == totals["acked"] > 0
+    assert totals["leaked"] == 0
+
+
+def test_four_writers_by_250_and_a_reader(tmp_path):
+    vault = tmp_path / "vault"
+    outcome = run(vault, tmp_path / "work", 4, 250)
+    figures = check(vault, outcome["answers"], 250)
+    print("concurrency:", json.dumps({**figures, "reader": {k: v for k, v in
+                                      outcome["reader"].items() if k != "errors"},
+                                      "errors": len(outcome["reader"]["errors"]),
+                                      "seconds": outcome["seconds"]}))
+    assert figures["found"] == figures["acked"]
+    assert outcome["reader"]["errors"] == [] and outcome["reader"]["torn"] == []
+    assert outcome["reader"]["memories_read"] > 0
+
+
+def test_a_writer_killed_mid_append_while_three_others_write(tmp_path):
+    """One of four concurrent writers dies inside a log write; the other three finish and
+    all they acknowledged is there."""
+    vault = tmp_path / "vault"
+    work = tmp_path / "work"
+    work.mkdir()
+    procs = []
+    for w in range(4):
+        path = work / f"w{w}.jsonl"
+        path.write_text("".join(json.dumps(x) + "\n" for x in lessons(100 + w, 60)))
+        env = dict(os.environ)
+        if w == 0:
+            env["POIMEN_CRASH"] = "log:2:1"
+        procs.append(subprocess.Popen([sys.executable, str(FAULTY_MEM), "--vault", str(vault),
+                                       "--project", "conc", "--json", "import", str(path)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env))
+    results = [p.communicate(timeout=3600) for p in procs]
+    assert procs[0].returncode == -signal.SIGKILL
+    acked = set()
+    for proc, (out, err) in zip(procs[1:], results[1:]):
+        assert proc.returncode == 0, err.decode(errors="replace")[-2000:]
+        acked |= {m["sha"] for m in json.loads(out)["memories"] if m["sha"]}
+    check_vault(vault, acked, [])
