@@ -34,6 +34,7 @@ SEARCH_LIMIT = 30
 TIER2_LIMIT = 8
 TIER3_LIMIT = 4
 TIER2_MIN_SIMILARITY = 0.45   # cosine (symptom or text) a tier-2 lesson must reach
+PROSE_MIN_SIMILARITY = 0.40   # the same floor for a request with no failure signature
 TIER2_STRONG = 0.75           # cosine that stands without a near-identical signature
 NEAR_SIGNATURE = 0.55         # trigram Dice of normalised messages (same family)
 TIER3_MIN_SIMILARITY = 0.40   # cosine a reference chunk must reach
@@ -348,7 +349,7 @@ def _record_occurrence(run: _Run, sig_sha: str) -> None:
 def _tier2(run: _Run, levels) -> Hits:
     """Similarity hits over `levels` (superseded included, so successors surface)."""
     store, q = run.store, run.query
-    hits = Hits()
+    hits = Hits(prose=not run.signatures)
     if not q:
         return hits
     if run.vector is not None:
@@ -357,6 +358,8 @@ def _tier2(run: _Run, levels) -> Hits:
             hits.add(kind, [(h.memory_sha, h.score) for h in store.search_vectors(
                 run.vector, kind=kind, limit=SEARCH_LIMIT, levels=levels,
                 include_superseded=True)])
+        if hits.prose and levels == LESSON_LEVELS:
+            _complete_views(store, run.vector, hits)
     hits.add("fulltext", [(h.memory_sha, h.score) for h in store.search_fulltext(
         q, limit=SEARCH_LIMIT, levels=levels, include_superseded=True)])
     if run.vector is None:
@@ -377,10 +380,35 @@ def _tier2(run: _Run, levels) -> Hits:
     return hits
 
 
-class Hits:
-    """One similarity leg's ranked lists (kind -> [(sha, raw score)]) and its finds."""
+def _complete_views(store, vector: np.ndarray, hits: "Hits") -> None:
+    """Exact cosines of every candidate's stored views that its searches did not reach
+    (a view outside one search's top SEARCH_LIMIT is weak, not absent)."""
+    missing = {sha for sha, sc in hits.scores.items()
+               if not {"symptom", "text"} <= set(sc)}
+    if not missing:
+        return
+    from .store import _in
 
-    def __init__(self):
+    where = f"{_in('memory_sha', sorted(missing))} AND {_in('kind', ('symptom', 'text'))}"
+    rows = (store.table("vectors").search().where(where)
+            .select(["memory_sha", "kind", "vector"]).limit(4 * len(missing) + 1).to_list())
+    extra: dict[str, list[tuple[str, float]]] = {}
+    for row in rows:
+        if row["kind"] not in hits.scores[row["memory_sha"]]:
+            cos = round(float(np.dot(vector, np.asarray(row["vector"], np.float32))), 6)
+            extra.setdefault(row["kind"], []).append((row["memory_sha"], cos))
+    for kind, ranked in sorted(extra.items()):
+        hits.add(kind, hits.lists.get(kind, []) + sorted(ranked, key=lambda x: (-x[1], x[0])))
+
+
+class Hits:
+    """One similarity leg's ranked lists (kind -> [(sha, raw score)]) and its finds.
+
+    `prose`: the request carried no failure signature (a symptom described in words),
+    so a memory's views are averaged rather than the best one taken; see ranked()."""
+
+    def __init__(self, prose: bool = False):
+        self.prose = prose
         self.lists: dict[str, list[tuple[str, float]]] = {}
         self.scores: dict[str, dict[str, float]] = {}
         self.found: dict[str, dict] = {}
@@ -391,14 +419,19 @@ class Hits:
             self.scores.setdefault(sha, {})[kind] = score
 
     def ranked(self) -> list[list[str]]:
-        """The rankings RRF fuses: each memory's best cosine (symptom or text) when
-        there are vectors; full text and trigrams when degraded. Full text is not
-        fused beside vectors: lessons avoid the error's own words, and fusing BM25
-        over lesson text cut recurrence MRR from 0.89 to 0.65 on the dev set."""
-        vector = {}
+        """The rankings RRF fuses: one list by each memory's vector score when there
+        are vectors; full text and trigrams when degraded. The vector score is the best
+        cosine (symptom or text) for a failure paste, whose error text meets the
+        symptom view; for prose it is the mean of the memory's views, since a worded
+        symptom half-matches both (dev set through the full lookup, see
+        bench/bench_tier2.py). Full text is not fused beside vectors: lessons avoid
+        the error's own words, and fusing BM25 cut recurrence MRR from 0.89 to 0.65."""
+        views: dict[str, list[float]] = {}
         for kind in ("symptom", "text"):
             for sha, score in self.lists.get(kind, ()):
-                vector[sha] = max(score, vector.get(sha, -1.0))
+                views.setdefault(sha, []).append(score)
+        vector = {sha: (sum(v) / len(v) if self.prose else max(v))
+                  for sha, v in views.items()}
         lists = [sorted(vector.items(), key=lambda x: (-x[1], x[0]))] if vector else \
             [sorted(self.lists[k], key=lambda x: (-x[1], x[0]))
              for k in ("fulltext", "trigram") if k in self.lists]
@@ -406,7 +439,7 @@ class Hits:
 
     @classmethod
     def merged(cls, legs: list["Hits"]) -> "Hits":
-        out = cls()
+        out = cls(prose=any(hits.prose for hits in legs))
         for hits in legs:
             for kind, ranked in hits.lists.items():
                 out.lists.setdefault(kind, []).extend(ranked)
@@ -458,7 +491,8 @@ def _relevant(run: _Run, levels, best: float, linked: set[tuple[str, str]]) -> b
     and an unknown failure must fall through to tier 3.
     """
     floor, strong = (TRIGRAM_MIN, TRIGRAM_STRONG) if run.vector is None else \
-        (TIER2_MIN_SIMILARITY, TIER2_STRONG)
+        (PROSE_MIN_SIMILARITY if not run.signatures else TIER2_MIN_SIMILARITY,
+         TIER2_STRONG)
     if levels != LESSON_LEVELS:
         return best >= (TRIGRAM_MIN if run.vector is None else TIER3_MIN_SIMILARITY)
     if best < floor:
