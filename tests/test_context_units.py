@@ -112,3 +112,18 @@ def test_long_sections_split_at_paragraphs():
     assert len(chunks) > 1
     assert all(len(c.body) <= MAX_CHUNK_CHARS for c in chunks)
     assert sum(c.body.count("word") for c in chunks) == 1000
+
+
+def test_failure_paste_ranks_by_best_view_and_prose_by_mean_of_views():
+    from poimen.context import Hits
+
+    def ranked(prose: bool) -> list[str]:
+        hits = Hits(prose=prose)
+        hits.add("symptom", [("spiky", 0.70), ("steady", 0.55)])
+        hits.add("text", [("steady", 0.60), ("spiky", 0.30)])
+        return hits.ranked()[0]
+
+    assert ranked(prose=False) == ["spiky", "steady"]     # max: 0.70 > 0.60
+    assert ranked(prose=True) == ["steady", "spiky"]      # mean: 0.575 > 0.50
+    merged = Hits.merged([Hits(prose=True), Hits()])
+    assert merged.prose
