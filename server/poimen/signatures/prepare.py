@@ -17,14 +17,14 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b[()][0-9A-Za-z]|\x1b
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PREFIX = re.compile("|".join((
     r"\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ?",  # Actions timestamp
-    r"\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]\s?",  # log4j
+    r"[ \t]{0,40}\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\]\s?",  # log4j
     r"[\w.-]{1,80}(?:[_-]\d{1,3})?\s{1,40}\| ",  # docker compose service prefix
-    r"\s*[│┃║|]\s?",  # box drawing (Terraform, k9s)
-    r"\s*>\s?(?=\S)",  # quoted paste
+    r"[ \t]{0,40}[│┃║|][ \t]?",  # box drawing (Terraform, k9s)
+    r"[ \t]{0,40}>[ \t]?(?=\S)",  # quoted paste
     r"#\d{1,4} \d{1,6}\.\d{1,4} ",  # buildkit step output
     r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{1,9}\s+\d+ [\w.-]{1,80}:\d+\] ",  # klog
     r"ERROR: logging before flag\.Parse: ",
-    r"\s*\[\s*\d{1,3}%\]\s",  # cmake/make progress
+    r"[ \t]{0,40}\[ {0,3}\d{1,3}%\]\s",  # cmake/make progress
     r"(?:INFO|DEBUG|TRACE)\s+(?=\S)",
 )))
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")

@@ -155,8 +155,7 @@ RULES = [
          "vite"),
     line("esbuild-error", "vite", "[error]", r"✘ \[ERROR\] (?P<msg>.+)$", "esbuild"),
     line("tsc-error", "tsc", "error ts",
-         r"(?:\S+\.(?:ts|tsx|mts|cts|vue)(?:\(\d+,\d+\)|:\d+:\d+) ?[:-] )?error (?P<kind>TS\d+): "
-         r"(?P<msg>.+)$"),
+         r"\berror (?P<kind>TS\d{3,5}): (?P<msg>.+)$"),
     line("jest-environment", "jest", "test environment",
          r"(?P<msg>Test environment \S+ cannot be found)", "environment-missing"),
     line("node-heap-oom", "node", "javascript heap out of memory",
@@ -165,7 +164,7 @@ RULES = [
     line("node-unhandled-rejection", "node", "unhandledpromiserejection",
          r"^\[UnhandledPromiseRejection: (?P<msg>.+?)\]? ?\{?$", "ERR_UNHANDLED_REJECTION"),
     line("eslint-problem", "eslint", "error  ",
-         r"^\s+\d+:\d+\s+error\s+(?P<msg>.+?)\s{2,}(?P<kind>[@\w/-]+)$"),
+         r"^\s+\d+:\d+\s+error\s+(?P<msg>\S.{0,300}?)\s{2,}(?P<kind>[@\w/-]{1,100})$"),
     block("jest-suite-failed", "jest", "test suite failed to run",
           r"●\s+Test suite failed to run", _next_line("jest", "suite-failed")),
     line("vite-blocked-host", "vite", "blocked request",

@@ -62,7 +62,12 @@ def _rust_panic(ctx: Ctx, i: int, m: re.Match):
     return None
 
 
-_GO_ARGS = re.compile(r"\((?:0x[0-9a-f]+|\.\.\.|, |\{[^}]*\}|[\w.]+)*\)$")
+
+
+def _go_function(line: str) -> str:
+    """`pkg.(*T).M(0xc000132960, ...)` → `pkg.(*T).M`: the argument list is the last `(`."""
+    text = line.strip()
+    return text[:text.rfind("(")] if text.endswith(")") and "(" in text else text
 
 
 def _go_panic(ctx: Ctx, i: int, m: re.Match):
@@ -78,7 +83,7 @@ def _go_panic(ctx: Ctx, i: int, m: re.Match):
             func, where = lines[j], fr.GO_FILE.match(lines[j + 1])
             if not where or not func.strip():
                 break
-            name = _GO_ARGS.sub("", func.strip())
+            name = _go_function(func)
             made = fr.make(name.rsplit("/", 1)[-1], where["file"])
             if name.startswith("panic"):
                 found = []  # frames above panic() are deferred handlers, not the raise site
