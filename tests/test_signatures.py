@@ -179,3 +179,14 @@ def test_frames_fold_generated_code_and_collapse_recursion():
     assert fr.make("X.y$$Lambda$123/0x0000000800c0b8c8.apply", "").function == "X.y$$Lambda.apply"
     assert fr.make("new Hash", "node:internal/crypto/hash") is None
     assert fr.make("createHash", "node:crypto") == fr.make("createHash", "crypto.js")
+
+
+def test_mangled_go_trace_from_fuzzing_still_extracts():
+    """Regression: a corrupt byte inside a Go argument list once made a regex backtrack
+    exponentially; the frame parser now cuts arguments at the last `(`."""
+    case = next(c for c in rows("cases.jsonl") if c["id"] == "go-write-to-uninitialized-map-field")
+    mangled = case["recurrence"].encode().replace(b"0xc420bfa900, ", b"0xc420bfa900\xc9 ")
+    assert mangled != case["recurrence"].encode()
+    sig = extract(mangled)[0]
+    assert (sig.kind, sig.message) == ("panic", "assignment to entry in nil map")
+    assert sig.frames == ("github.(*ClientPool).Subscribe (client.go)",)
