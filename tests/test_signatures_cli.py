@@ -34,7 +34,7 @@ def test_json_from_stdin_matches_between_evidence_and_recurrence(tmp_path):
 def test_human_output_shows_the_normalised_text():
     out = mem("signature", "-", stdin=case("npm-eresolve-peer-react-major")["evidence"])
     assert out.returncode == 0
-    assert "normalised: ERESOLVE unable to resolve dependency tree: found react@18" in out.stdout
+    assert "normalised: ERESOLVE: found react@18; peer react@<=17" in out.stdout
     assert "rule npm-eresolve" in out.stdout
 
 
