@@ -5,7 +5,11 @@ The evidence path (cosine to each lesson's L0 parents) has no stored vectors tod
 bench embeds the parents itself as a prototype. Cases are split in two halves by a hash of
 their id (tune on one, report on the other).
 
-    .venv/bin/python bench/bench_tier2.py VAULT_DIR BUILT_JSON
+    .venv/bin/python bench/bench_tier2.py WORK_DIR
+
+WORK_DIR/vault and WORK_DIR/built.json are built once with quality.build_vault (the real
+`mem import`) and reused. The second table is the full lookup (`Engine.context`, variant
+queries as `task`) under each gating/fusion setting of poimen.context for prose requests.
 """
 
 from __future__ import annotations
@@ -174,11 +178,55 @@ def evaluate(vault: Path, built: dict) -> dict:
     return out
 
 
+def ablate(vault: Path, built: dict) -> None:
+    """Variant queries through the full lookup: prose fusion (max or mean) x prose floor."""
+    from poimen import context
+    from poimen.engine import Engine
+
+    rows = corpus.load(corpus.DEFAULT_DATA)
+    engine = Engine(vault, "bench")
+    init, floor = context.Hits.__init__, context.PROSE_MIN_SIMILARITY
+    try:
+        for mean in (False, True):
+            for gate in (0.45, 0.40, 0.35, 0.0):
+                context.PROSE_MIN_SIMILARITY = gate
+                context.Hits.__init__ = lambda self, prose=False, _m=mean: init(
+                    self, prose and _m)
+                ranks: dict[str, list] = {"A": [], "B": []}
+                for case in rows["cases"]:
+                    target = built["lessons"][case["id"]]
+                    body = engine.context({"task": case["variant_query"],
+                                           "scope": "all-projects"})
+                    order = [i["sha"] for i in body["lessons"]]
+                    ranks[half(case["id"])].append(
+                        order.index(target) + 1 if target in order else None)
+                line = "  ".join(f"{part}: {_summary(rs)}" for part, rs in
+                                 (("A", ranks["A"]), ("B", ranks["B"]),
+                                  ("all", ranks["A"] + ranks["B"])))
+                print(f"lookup | {'mean' if mean else 'max'} floor {gate:.2f}  {line}",
+                      flush=True)
+    finally:
+        context.Hits.__init__, context.PROSE_MIN_SIMILARITY = init, floor
+
+
+def _summary(ranks: list) -> str:
+    top1 = sum(r == 1 for r in ranks)
+    return f"{top1}/{len(ranks)} {sum(1 / r for r in ranks if r) / len(ranks):.3f}"
+
+
 def main() -> None:
-    vault, built = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
+    import quality
+
+    work = Path(sys.argv[1])
+    vault, built_path = work / "vault", work / "built.json"
+    if not built_path.is_file():
+        built = quality.build_vault(corpus.load(corpus.DEFAULT_DATA), vault, work / "docs")
+        built_path.write_text(json.dumps(built))
+    built = json.loads(built_path.read_text())
     for key, row in evaluate(vault, built).items():
         print(f"{key:45s} " + "  ".join(f"{p}: {v['top1']}/{v['n']} {v['mrr']:.3f}"
-                                         for p, v in row.items()))
+                                         for p, v in row.items()), flush=True)
+    ablate(vault, built)
 
 
 if __name__ == "__main__":
