@@ -14,7 +14,7 @@ install: $(BIN)/python
 	$(BIN)/pip install -q -e .
 
 install-test: $(BIN)/python
-	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q -e ".[test,bench]"
 
 ## demo: install and run the main job end to end on a local vault (./demo-vault)
 demo: install
