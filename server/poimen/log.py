@@ -218,17 +218,12 @@ class Log:
 
     def _follow(self) -> None:
         """Learn the shas other processes appended since we last looked."""
-        for path in self.segment_paths():
-            start = self._read_upto.get(path.name, 0)
-            if path.stat().st_size <= start:
-                continue
-            end = start
-            for entry in self.read_segment(path, start):
-                self._shas.add(entry.sha)
-                end = entry.end
-                if path.name == f"{self.writer}.jsonl":
-                    self._last_at = max(self._last_at, entry.at)
-            self._read_upto[path.name] = end
+        entries, self._read_upto = self.entries_after(self._read_upto)
+        own = f"{self.writer}.jsonl"
+        for entry in entries:
+            self._shas.add(entry.sha)
+            if entry.segment == own:
+                self._last_at = max(self._last_at, entry.at)
 
     # -- appending ------------------------------------------------------------------
     def contains(self, sha: str) -> bool:

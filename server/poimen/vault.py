@@ -17,6 +17,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .canonical import canonical, sha256_text
+from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir
 from .store import Store, _in, _quote
 
@@ -64,7 +65,7 @@ class Vault:
             for text, vec in zip(missing, self._embed(missing)):
                 self._vector_cache[text] = vec
         vectors = np.stack([self._vector_cache[t] for t in texts]) if texts else \
-            np.zeros((0, 384), np.float32)
+            np.zeros((0, DIM), np.float32)
         if len(self._vector_cache) > 4096:
             self._vector_cache.clear()
         return vectors

@@ -144,6 +144,3 @@ def _parse_import(text: str) -> list[dict]:
         item["evidence"] = [evidence] if isinstance(evidence, str) else list(evidence)
         items.append(item)
     return items
-
-
-
