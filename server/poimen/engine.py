@@ -125,6 +125,11 @@ class Engine:
     def store(self):
         return self.vault.store
 
+    def _fresh_store(self):
+        """The store after applying what other processes wrote (engines live for hours)."""
+        self.vault.catch_up()
+        return self.vault.store
+
     # -- write path ---------------------------------------------------------------
     def ingest(self, text: str | bytes, source: str = "terminal", tool: str | None = None,
                meta: dict | None = None) -> IngestResult:
@@ -244,32 +249,34 @@ class Engine:
         if kind not in ("text", "symptom", "both"):
             raise InputError("kind must be text, symptom or both")
         vector = self.embedder.embed_one(redact(query).text)
+        store = self._fresh_store()
         kinds = ("text", "symptom") if kind == "both" else (kind,)
         best: dict[str, tuple[float, str]] = {}
         for k in kinds:
-            for hit in self.store.search_vectors(vector, kind=k, limit=limit,
+            for hit in store.search_vectors(vector, kind=k, limit=limit,
                                                  levels=("L1", "L2")):
                 if hit.memory_sha not in best or hit.score > best[hit.memory_sha][0]:
                     best[hit.memory_sha] = (hit.score, k)
         ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
-        rows = self.store.memories([sha for sha, _ in ranked])
+        rows = store.memories([sha for sha, _ in ranked])
         return [{"sha": sha, "level": rows[sha].level, "score": score,
                  "matched_kind": k, "text": rows[sha].text}
                 for sha, (score, k) in ranked if sha in rows]
 
     def memory(self, sha: str) -> dict | None:
-        row = self.store.memories([sha]).get(sha)
+        store = self._fresh_store()
+        row = store.memories([sha]).get(sha)
         if row is None:
             return None
-        successor = self.store.successor(sha) if row.superseded_by else None
+        successor = store.successor(sha) if row.superseded_by else None
         return {"sha": row.sha, "level": row.level, "text": row.text,
                 "project": row.project, "tool": row.tool, "source": row.source,
                 "created": row.created, "parents": list(row.parents),
                 "superseded_by": row.superseded_by or None, "successor": successor,
-                "signatures": sorted({s["sig_sha"] for s in self.store.signatures_of([sha])})}
+                "signatures": sorted({s["sig_sha"] for s in store.signatures_of([sha])})}
 
     def symptoms(self, sha: str) -> dict | None:
-        return self.store.symptom_projection(sha)
+        return self._fresh_store().symptom_projection(sha)
 
     def rebuild(self, progress=None) -> dict:
         applied = self.vault.rebuild(progress)
@@ -284,7 +291,7 @@ class Engine:
         return [str(v) for v in verify_evidence(self.artifacts, evidence)]
 
     def stats(self) -> dict:
-        store = self.store
+        store = self._fresh_store()
         levels = {lv: store.count("memories", f"level = '{lv}'") for lv in ("L0", "L1", "L2", "R")}
         return {"vault": str(self.vault.path), "memories": levels,
                 "superseded": store.count("memories", "superseded_by != ''"),

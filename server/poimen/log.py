@@ -52,6 +52,11 @@ def default_writer() -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:64]
 
 
+def private_umask() -> None:
+    """Tighten the process umask so files LanceDB and others create are user-only."""
+    os.umask(os.umask(0o077) | 0o077)
+
+
 def make_dir(path: Path) -> None:
     """Create a user-only folder (and its missing parents)."""
     if not path.is_dir():

@@ -18,7 +18,7 @@ import numpy as np
 
 from .canonical import canonical, sha256_text
 from .embed import DIM
-from .log import FILE_MODE, Entry, Log, make_dir
+from .log import FILE_MODE, Entry, Log, make_dir, private_umask
 from .store import Store, _in, _quote
 
 VECTOR_LEVELS = ("L1", "L2", "R")
@@ -46,6 +46,7 @@ class Vault:
         self.path = Path(path).expanduser()
         if not create and not (self.path / "log").is_dir():
             raise VaultError(f"no vault at {self.path} (run `mem init` first)")
+        private_umask()
         make_dir(self.path)
         self.log = Log(self.path / "log")
         self.store = Store(self.path / "lance")
