@@ -34,7 +34,7 @@ import report  # noqa: E402
 import write_path  # noqa: E402
 
 RESULTS = HERE / "results"
-EXTRAS = ("bench_signatures.py", "bench_derived.py", "bench_lsp.py")
+EXTRAS = ("bench_signatures.py", "bench_derived.py", "bench_lsp.py", "bench_redact.py")
 
 
 def machine() -> dict:
