@@ -12,7 +12,8 @@ import json
 import random
 from pathlib import Path
 
-DEFAULT_DATA = Path("/work/shared/data/failures")
+DEFAULT_DATA = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "failures",
+                      Path("/work/shared/data/failures")) if p.is_dir()), Path("/work/shared/data/failures"))
 FILES = ("cases", "reference", "negatives", "decisions", "distractors")
 
 

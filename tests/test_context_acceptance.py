@@ -24,7 +24,9 @@ import httpx
 import lancedb
 import pytest
 
-DATA = Path("/work/shared/data/failures")
+from shared_data import FAILURES
+
+DATA = FAILURES
 MEM = [str(Path(sys.executable).parent / "mem")]
 OTHER_PROJECT_CASE = "kafka-advertised-listener-localhost"
 SUPERSEDED_CASE = "pandas2-dataframe-append-removed"

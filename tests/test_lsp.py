@@ -24,10 +24,11 @@ from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, LspSpecificationWarning
 from pytest_lsp import client_capabilities
 
+from shared_data import FAILURES
+
 pytestmark = pytest.mark.asyncio
 MEM = str(Path(sys.executable).parent / "mem")
-DATA = next(p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "failures",
-                        Path("/work/shared/data/failures")) if p.is_dir())
+DATA = FAILURES
 PROJECT = "shop"
 HELD_OUT = "pandas2-dataframe-append-removed"   # not seeded: the remember test records it
 TIER1 = "npm-eresolve-peer-react-major"          # its evidence is in the vault with a lesson

@@ -20,6 +20,8 @@ import pytest
 from poimen.engine import Engine, Proposal
 from poimen.references import add as add_references
 
+from shared_data import FAILURES as SHARED_DATA
+
 FAILURES = {
     "proxy-body-cap": dict(
         memory=("Big file uploads were cut off at the edge: the reverse proxy in front of the "
@@ -80,7 +82,7 @@ NON_FAILURES = [
     "Code review: every change needs one approval, and we squash-merge to keep the main "
     "branch's history linear.",
 ]
-DISTRACTORS = Path("/work/shared/data/failures/distractors.jsonl")
+DISTRACTORS = SHARED_DATA / "distractors.jsonl"
 REFERENCE = """# Upload limits
 
 Uploads larger than the configured body size are refused by the gateway.

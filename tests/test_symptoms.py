@@ -14,7 +14,9 @@ from poimen.symptoms.embedded import CatalogueGenerator
 from poimen.symptoms.filter import RESTATES, UNRELATED, filter_lines
 from poimen.symptoms.prompt import load_template, template_sha
 
-DATA = Path("/work/shared/data/failures")
+from shared_data import FAILURES
+
+DATA = FAILURES
 FAILURE = ("Uploads over a few megabytes broke because the ingress in front of the API "
            "buffers bodies with its default one-megabyte cap; raising the body limit on "
            "the proxy fixed it.")

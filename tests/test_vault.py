@@ -10,8 +10,9 @@ from poimen import references
 from poimen.config import Settings
 from poimen.engine import Engine, Proposal
 
-DATA = next(p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "failures",
-                         Path("/work/shared/data/failures")) if p.is_dir())
+from shared_data import FAILURES
+
+DATA = FAILURES
 
 
 def rows(name):
