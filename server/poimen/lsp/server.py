@@ -56,6 +56,29 @@ class PoimenProtocol(LanguageServerProtocol):
             return RawNotification
         return super().get_message_type(method)
 
+    def set_writer(self, writer, include_headers: bool = True):
+        super().set_writer(_ClosingAwareWriter(writer), include_headers)
+
+
+class _ClosingAwareWriter:
+    """Once the client has closed its end, say so once and drop what is left to send."""
+
+    def __init__(self, writer):
+        self._writer, self.client_gone = writer, False
+
+    def close(self):
+        return self._writer.close()
+
+    def write(self, data: bytes):
+        if self.client_gone:
+            return None
+        try:
+            return self._writer.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.client_gone = True
+            log.warning("the client closed the connection; nothing more is sent")
+            return None
+
 
 class PoimenServer(LanguageServer):
     def __init__(self, defaults: Settings):
