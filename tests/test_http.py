@@ -139,3 +139,74 @@ def test_cli_context_rejects_a_request_without_inputs(vault):
     done = subprocess.run(MEM + ["--vault", str(vault), "context"], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 2 and "at least one" in done.stderr
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses of the sockets listening on `port` (from /proc/net/tcp{,6})."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(address)
+    return found
+
+
+def test_serve_binds_loopback_by_default(server):
+    assert _listening_addresses(server.port) == {"0100007F"}    # 127.0.0.1, nothing else
+    assert "on http://127.0.0.1:" in server.log()
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "10.0.0.7",
+                                  "127.0.0.1.evil.example", "[fe80::1]:80", ""])
+def test_a_host_header_not_naming_this_machine_is_refused(server, host):
+    """DNS rebinding: a page on evil.example that resolves to 127.0.0.1 reaches the port
+    with its own name in Host."""
+    response = _post(server, json.dumps({"task": "x"}), {"host": host})
+    assert response.status_code == 403 and "Host" in response.json()["reason"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]"])
+def test_loopback_host_names_are_served(server, host):
+    response = _post(server, json.dumps({"task": "x"}), {"host": f"{host}:{server.port}"})
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "null",
+                                    "http://127.0.0.1:1234"])
+def test_requests_from_web_pages_are_refused_without_cors(server, origin):
+    response = _post(server, json.dumps({"task": "x"}), {"origin": origin})
+    assert response.status_code == 403 and "Origin" in response.json()["reason"]
+    assert not [h for h in response.headers if h.lower().startswith("access-control")]
+    simple = httpx.post(server.url + "/memory/context", content='{"task": "x"}', timeout=60,
+                        headers={"content-type": "text/plain", "origin": origin})
+    assert simple.status_code == 403
+    preflight = httpx.options(server.url + "/memory/context", timeout=60, headers={
+        "origin": origin, "access-control-request-method": "POST"})
+    assert "access-control-allow-origin" not in preflight.headers
+
+
+@pytest.mark.parametrize("body", [
+    '{"task": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    '{"task": "x", "project": ' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}",
+    "[" * 500_000,
+], ids=["arrays", "objects", "unclosed"])
+def test_deeply_nested_bodies_are_a_clear_422(server, body):
+    response = _post(server, body)
+    assert response.status_code == 422
+    assert response.json()["error"] == "bad request" and response.json()["reason"]
+    assert _post(server, json.dumps({"task": "still up"})).status_code == 200
+
+
+def test_off_loopback_with_a_token_serves_any_host_name_but_only_with_the_token(vault,
+                                                                              tmp_path):
+    wide = Server(vault, log_dir=tmp_path, extra_args=["--host", "0.0.0.0", "--token", "t0k"])
+    try:
+        named = {"host": "poimen.internal", "authorization": "Bearer t0k"}
+        assert _post(wide, json.dumps({"task": "x"}), named).status_code == 200
+        assert _post(wide, json.dumps({"task": "x"}), {"host": "poimen.internal"}
+                     ).status_code == 401
+        assert "token required" in wide.log()
+    finally:
+        wide.stop()

@@ -19,6 +19,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.exceptions import HTTPException
 
 from .context import BadContextRequest, encode_body
 
@@ -75,20 +76,30 @@ class ErrorBody(BaseModel):
 
 
 class Guard:
-    """ASGI middleware: the bearer token (when set) and the request size limit.
+    """ASGI middleware: browsers, foreign Host names, the bearer token, the size limit.
 
-    The body is read up to `max_body` before the app sees it and replayed to it, so an
-    oversized or lying request gets a 413 and never reaches the engine.
+    A request carrying `Origin` comes from a web page and is refused (no CORS: a page on
+    any site could otherwise make the browser POST to a loopback port). On loopback the
+    Host header must name loopback too, which defeats DNS rebinding. The body is read up
+    to `max_body` before the app sees it and replayed to it, so an oversized or lying
+    request gets a 413 and never reaches the engine.
     """
 
-    def __init__(self, app, token: str | None, max_body: int):
+    def __init__(self, app, token: str | None, max_body: int, loopback_only: bool = True):
         self.app, self.token, self.max_body = app, token, max_body
+        self.loopback_only = loopback_only
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", ())}
+        if "origin" in headers:
+            return await _error(403, "forbidden", "requests from web pages (an Origin "
+                                "header) are refused")(scope, receive, send)
+        if self.loopback_only and not is_loopback(_host_name(headers.get("host", ""))):
+            return await _error(403, "forbidden", "the Host header must name this "
+                                "machine (127.0.0.1, ::1 or localhost)")(scope, receive, send)
         if self.token is not None and not secrets.compare_digest(
                 headers.get("authorization", "").encode(), f"Bearer {self.token}".encode()):
             return await _error(401, "unauthorized", "send Authorization: Bearer "
@@ -120,6 +131,13 @@ class Guard:
         return await self.app(scope, replay, send)
 
 
+def _host_name(host: str) -> str:
+    """The name in a Host header, without its port or IPv6 brackets."""
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else ""
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
 def _error(status: int, error: str, reason: str) -> JSONResponse:
     return JSONResponse({"error": error, "reason": reason}, status_code=status)
 
@@ -132,16 +150,23 @@ def _validation_reason(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
-def create_app(engine, token: str | None = None,
-               max_body: int = MAX_BODY_BYTES) -> FastAPI:
-    """The ASGI app over one engine; `token` (if set) is required as a Bearer token."""
+def create_app(engine, token: str | None = None, max_body: int = MAX_BODY_BYTES,
+               loopback_only: bool = True) -> FastAPI:
+    """The ASGI app over one engine; `token` (if set) is required as a Bearer token;
+    `loopback_only` refuses Host headers that do not name this machine."""
     app = FastAPI(title="poimen", version="1", summary="What do we already know "
                   "about this failure?")
-    app.add_middleware(Guard, token=token, max_body=max_body)
+    app.add_middleware(Guard, token=token, max_body=max_body, loopback_only=loopback_only)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
         return _error(422, "bad request", _validation_reason(exc))
+
+    @app.exception_handler(HTTPException)
+    async def refused(request: Request, exc: HTTPException):
+        if exc.status_code == 400:   # a body FastAPI could not parse (nested too deep)
+            return _error(422, "bad request", f"the body is not usable JSON: {exc.detail}")
+        return _error(exc.status_code, "refused", str(exc.detail))
 
     @app.post("/memory/context", response_model=None,
               responses={200: {"model": ContextResponse}, 422: {"model": ErrorBody},
@@ -185,5 +210,5 @@ def serve(engine, host: str = "127.0.0.1", port: int = 7878,
     auth = "token required" if token else "no token (loopback only)"
     print(f"poimen serving {engine.vault.path} on http://{host}:{port} ({auth})",
           file=sys.stderr, flush=True)
-    uvicorn.run(create_app(engine, token, max_body), host=host, port=port,
+    uvicorn.run(create_app(engine, token, max_body, is_loopback(host)), host=host, port=port,
                 log_level="warning", access_log=False)
