@@ -101,6 +101,21 @@ def test_user_mistakes_get_one_clear_line_and_no_traceback(vault, args, message)
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("name, value, message", [
+    ("POIMEN_LEG_TIMEOUT_S", "soon", "POIMEN_LEG_TIMEOUT_S must be a number of seconds"),
+    ("POIMEN_LEG_TIMEOUT_S", "0", "between 0 and 600 seconds"),
+    ("POIMEN_DERIVED_THRESHOLDS", "skill", "POIMEN_DERIVED_THRESHOLDS: threshold 'skill'"),
+])
+def test_an_unusable_environment_setting_is_named_without_a_traceback(vault, name, value,
+                                                                      message):
+    path, _ = vault
+    proc = subprocess.run([*MEM, "--vault", str(path), "stats"], capture_output=True,
+                          text=True, env={**os.environ, name: value})
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("mem: error: ") and message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_a_missing_vault_is_named(tmp_path):
     proc = mem(tmp_path / "nowhere", "stats", check=False)
     assert proc.returncode == 2 and "no vault at" in proc.stderr and "mem init" in proc.stderr

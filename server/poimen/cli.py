@@ -61,6 +61,7 @@ def hoist_globals(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from .config import SettingsError
     from .embed import EmbedderUnavailable
     from .engine import InputError
     from .log import LogCorrupt
@@ -69,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     args = hoist_globals(list(sys.argv[1:] if argv is None else argv))
     try:
         app(args, prog_name="mem", standalone_mode=True)
-    except (InputError, VaultError, LogCorrupt, EmbedderUnavailable, OSError) as exc:
+    except (InputError, VaultError, LogCorrupt, EmbedderUnavailable, SettingsError,
+            OSError) as exc:
         sys.stderr.write(f"mem: error: {exc}\n")
         sys.exit(2)
     except KeyboardInterrupt:

@@ -29,6 +29,10 @@ def default_project(cwd: Path | None = None) -> str:
     return cwd.resolve().name or "default"
 
 
+class SettingsError(ValueError):
+    """An environment setting that cannot be used; the message names it."""
+
+
 @dataclass
 class Settings:
     """Engine settings; adapters parse their own options into this."""
@@ -51,8 +55,19 @@ class Settings:
         if os.environ.get("POIMEN_DERIVED_THRESHOLDS"):  # e.g. "skill=0.85,reference=0.7"
             from .derived import parse_thresholds
 
-            settings.derived_thresholds = parse_thresholds(
-                os.environ["POIMEN_DERIVED_THRESHOLDS"])
+            try:
+                settings.derived_thresholds = parse_thresholds(
+                    os.environ["POIMEN_DERIVED_THRESHOLDS"])
+            except ValueError as exc:
+                raise SettingsError(f"POIMEN_DERIVED_THRESHOLDS: {exc}") from None
+        if os.environ.get("POIMEN_LEG_TIMEOUT_S"):
+            try:
+                settings.leg_timeout_s = float(os.environ["POIMEN_LEG_TIMEOUT_S"])
+            except ValueError:
+                raise SettingsError("POIMEN_LEG_TIMEOUT_S must be a number of seconds, "
+                                 f"not {os.environ['POIMEN_LEG_TIMEOUT_S']!r}") from None
+            if not 0 < settings.leg_timeout_s <= 600:
+                raise SettingsError("POIMEN_LEG_TIMEOUT_S must be between 0 and 600 seconds")
         if os.environ.get("POIMEN_FAULTS"):  # e.g. "skills=fail,tier2=delay:3"
             for part in os.environ["POIMEN_FAULTS"].split(","):
                 leg, _, mode = part.partition("=")
