@@ -9,9 +9,11 @@ project's tokenizer, of every `text` that is returned.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 TIER2_FLOOR = 1
+COUNT_CACHE = 8192  # texts whose token counts are kept (answers repeat the same memories)
 
 
 @dataclass
@@ -54,10 +56,10 @@ def apply(sections: Sections, limit: int, count: Callable[[str], int],
             "over": used > limit}
 
 
-
 def token_counter(tokenizer_path) -> tuple[Callable[[str], int], str | None]:
     """The project's tokenizer (the embedder's tokenizer.json, untruncated) as a
-    counter, and a degraded note when it is missing and whitespace words are counted.
+    counter (memoised by text), and a degraded note when it is missing and whitespace
+    words are counted.
     """
     try:
         from tokenizers import Tokenizer
@@ -68,4 +70,9 @@ def token_counter(tokenizer_path) -> tuple[Callable[[str], int], str | None]:
     except Exception:  # noqa: BLE001 - any failure means no usable tokenizer file
         return (lambda text: len(text.split()),
                 "budget: tokenizer unavailable, counted whitespace words")
-    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids), None
+
+    @lru_cache(maxsize=COUNT_CACHE)
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+    return count, None

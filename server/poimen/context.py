@@ -321,27 +321,33 @@ def _query_text(req: Request, source: str, tool: str | None, signatures) -> str:
 def _tier1(run: _Run, signatures):
     """Exact signature hits: (signature info, [(memory sha, sig index)]); records
     one occurrence per hit signature, keyed by request_id."""
+    by_sig = run.store.signature_links_many([sig.sig_sha for sig in signatures])
+    if run.req.scope == "project":
+        by_sig = {sha: [ln for ln in links if ln.project == run.req.project]
+                  for sha, links in by_sig.items()}
+    known = [sig.sig_sha for sig in signatures if by_sig.get(sig.sig_sha)]
+    _record_occurrences(run, known)
+    seen = run.store.seen_many(known)
     info, hits = [], []
     for index, sig in enumerate(signatures):
-        links = run.store.signature_links(sig.sig_sha)
-        if run.req.scope == "project":
-            links = [ln for ln in links if ln.project == run.req.project]
+        links = by_sig.get(sig.sig_sha, [])
         entry = {"sig_sha": sig.sig_sha, "tool": sig.tool, "kind": sig.kind,
                  "rule": sig.rule, "message": sig.message, "known": bool(links)}
         if links:
-            _record_occurrence(run, sig.sig_sha)
-            seen, last = run.store.seen(sig.sig_sha)
-            entry.update(seen_count=seen, last_seen=last)
-            hits += [(ln.memory_sha, index, seen, last) for ln in links
+            count, last = seen[sig.sig_sha]
+            entry.update(seen_count=count, last_seen=last)
+            hits += [(ln.memory_sha, index, count, last) for ln in links
                      if ln.level in LESSON_LEVELS]
         info.append(entry)
     return info, hits
 
 
-def _record_occurrence(run: _Run, sig_sha: str) -> None:
+def _record_occurrences(run: _Run, sig_shas: list[str]) -> None:
+    if not sig_shas:
+        return
     try:
         run.fault("occurrence")
-        run.engine.record_occurrence(sig_sha, run.req.project, run.req.request_id)
+        run.engine.record_occurrences(sig_shas, run.req.project, run.req.request_id)
     except Exception as exc:  # noqa: BLE001 - the answer stands without the count
         run.degraded.append(f"occurrence: not recorded ({type(exc).__name__}: {exc})")
 
@@ -538,9 +544,7 @@ def _assemble_lessons(run: _Run, tier1_hits, tier2: dict) -> tuple[list, list]:
         item.update(seen_count=seen, last_seen=last, signature_rank=index)
         placed[live.sha] = item
         tier1.append(item)
-    for item in tier1:
-        if "score" not in item:
-            item["score"] = _direct_score(run, item["text"])
+    _direct_scores(run, [item for item in tier1 if "score" not in item])
     tier2_items = []
     for sha, hit in sorted(tier2.items(), key=lambda kv: (-kv[1]["rerank"], kv[0])):
         if not hit["relevant"]:
@@ -584,12 +588,22 @@ def _item(tier: int, row, hit: dict, matched_kind: str, successor_of: str | None
     return item
 
 
-def _direct_score(run: _Run, text: str) -> float | None:
-    """A tier-1 memory's cosine to the query when tier 2 did not see it."""
-    embedder = _embedder_or_none(run.engine)
-    if run.vector is None or embedder is None:
-        return _r(trigram_similarity(trigrams(run.query), trigrams(text)))
-    return _r(float(np.dot(run.vector, embedder.embed_one(text))))
+def _direct_scores(run: _Run, items: list[dict]) -> None:
+    """Tier-1 memories' cosines to the query when tier 2 did not see them, from their
+    stored text vectors (embedded only when a vector is missing)."""
+    if not items:
+        return
+    if run.vector is None:
+        query = trigrams(run.query)
+        for item in items:
+            item["score"] = _r(trigram_similarity(query, trigrams(item["text"])))
+        return
+    stored = run.store.vectors_of([item["sha"] for item in items], "text")
+    for item in items:
+        vector = stored.get(item["sha"])
+        if vector is None:
+            vector = run.engine.embedder.embed_one(item["text"])
+        item["score"] = _r(float(np.dot(run.vector, vector)))
 
 
 def _seen_of(store, items: list[dict]) -> None:
@@ -599,9 +613,10 @@ def _seen_of(store, items: list[dict]) -> None:
     by_memory: dict[str, set[str]] = {}
     for row in store.signatures_of([i["sha"] for i in items]):
         by_memory.setdefault(row["memory_sha"], set()).add(row["sig_sha"])
+    seen_of = store.seen_many(sorted(set().union(*by_memory.values())))
     for item in items:
         for sig_sha in sorted(by_memory.get(item["sha"], ())):
-            seen, last = store.seen(sig_sha)
+            seen, last = seen_of[sig_sha]
             if (seen, last or "") > (item["seen_count"], item["last_seen"] or ""):
                 item["seen_count"], item["last_seen"] = seen, last
 

@@ -74,6 +74,14 @@ def signature_json(sig: Signature) -> dict:
             "rule": sig.rule, "line": sig.line}
 
 
+def extract_signatures(text: str | bytes, tool: str | None = None) -> list[Signature]:
+    """A text's failure signatures, hashed from its redacted form (as stored evidence
+    is); needs no vault, so adapters can parse before the store is open."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return extract(redact(text).text, tool=tool)
+
+
 def derived_json(match) -> dict | None:
     return None if match is None else match.to_dict()
 
@@ -227,11 +235,15 @@ class Engine:
     def record_occurrence(self, sig_sha: str, project: str | None = None,
                           request_id: str | None = None) -> bool:
         """Note that a known signature was seen again; a repeated request_id counts once."""
-        record = {"type": "occurrence", "sig_sha": sig_sha,
-                  "project": project or self.project,
-                  "request_id": request_id or uuid.uuid4().hex}
-        ((_, new),) = self.vault.commit([record])
-        return new
+        return self.record_occurrences([sig_sha], project, request_id)[0]
+
+    def record_occurrences(self, sig_shas: Sequence[str], project: str | None = None,
+                           request_id: str | None = None) -> list[bool]:
+        """`record_occurrence` for several signatures of one request, in one commit."""
+        request_id = request_id or uuid.uuid4().hex
+        records = [{"type": "occurrence", "sig_sha": sha, "project": project or self.project,
+                    "request_id": request_id} for sha in sig_shas]
+        return [new for _, new in self.vault.commit(records)]
 
     # -- read path ----------------------------------------------------------------
     def context(self, request: dict) -> dict:
@@ -240,9 +252,7 @@ class Engine:
         return lookup(self, request)
 
     def signatures(self, text: str | bytes, tool: str | None = None) -> list[Signature]:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", errors="replace")
-        return extract(redact(text).text, tool=tool)
+        return extract_signatures(text, tool)
 
     def search(self, query: str, kind: str = "both", limit: int = 10) -> list[dict]:
         """Raw tier-2 search: cosine scores per path, for inspection and evaluation."""

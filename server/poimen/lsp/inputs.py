@@ -118,7 +118,7 @@ def strip_ansi(text: str) -> str:
 
 
 def failure_from(text: str, source: str, extract: Extract, tool: str | None = None) -> Failure:
-    """`extract` is the engine's `signatures(text, tool)` (it redacts before hashing)."""
+    """`extract` is `poimen.engine.extract_signatures` (it redacts before hashing)."""
     text = strip_ansi(text).strip()
     signatures = tuple(extract(text, tool)) if text else ()
     key = signatures[0].sig_sha if signatures else \
@@ -215,8 +215,8 @@ async def on_diagnostics(ls, params: ForwardedDiagnostics) -> None:
     session = ls.session
 
     async def analyse() -> None:
-        placements = await session.call(lambda engine: from_diagnostics(
-            params, session.settings.min_severity, engine.signatures))
+        placements = await session.parse(lambda extract: from_diagnostics(
+            params, session.settings.min_severity, extract))
         session.index.replace("diagnostics", params.uri, placements)
         await _prefetch(session, placements)
 
@@ -229,8 +229,8 @@ async def on_log_document(ls, uri: str) -> None:
 
     async def analyse() -> None:
         doc = ls.workspace.get_text_document(uri)
-        placements = await session.call(
-            lambda engine: from_log_document(uri, doc.source, engine.signatures))
+        placements = await session.parse(
+            lambda extract: from_log_document(uri, doc.source, extract))
         session.index.replace("document", uri, placements)
         await _prefetch(session, placements)
 

@@ -149,6 +149,7 @@ def build(defaults: Settings | None = None) -> PoimenServer:
             await pull_configuration(ls)
         finally:
             ls.session.ready.set()
+            ls.session.warm()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @guarded

@@ -48,6 +48,7 @@ class Session:
         self.intake = Intake(lambda job: job(), settings.debounce_ms / 1000,
                              settings.queue_limit)
         self.lane = ThreadPoolExecutor(1, thread_name_prefix="poimen-engine")
+        self.parser = ThreadPoolExecutor(1, thread_name_prefix="poimen-parse")
         self.evidence: dict[str, str] = {}     # failure key -> evidence sha it was ingested as
         self.latest: Failure | None = None     # the last failure any input showed
         self.failing: dict[str, Failing] = {}  # terminal origin -> its last failure
@@ -89,9 +90,37 @@ class Session:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.lane, lambda: fn(self.engine(), *args))
 
+    async def parse(self, fn: Callable[[Callable], Any]) -> Any:
+        """`fn(extract_signatures)` off the event loop and off the engine's thread, so
+        inputs are indexed (and cached answers served) while the engine loads or looks up."""
+        await self.ready.wait()
+
+        def run():
+            from poimen.engine import extract_signatures
+
+            return fn(extract_signatures)
+
+        return await asyncio.get_running_loop().run_in_executor(self.parser, run)
+
+    def warm(self) -> None:
+        """Load what the first answer needs (the engine over an existing vault, the
+        embedding model) on the engine's thread, before the first request waits for it."""
+        self.lane.submit(self._warm)
+
+    def _warm(self) -> None:
+        from poimen.config import default_vault
+
+        try:
+            vault = Path(self.settings.vault).expanduser() if self.settings.vault \
+                else default_vault()
+            if (vault / "log").is_dir():   # never create a vault nobody asked for
+                self.engine().embedder.embed_one("warm up")
+        except Exception as exc:  # noqa: BLE001 - the first real call reports it
+            log.info("warm-up skipped: %s", exc)
+
     # -- failures and answers --------------------------------------------------------------
     async def failure(self, text: str, source: str, tool: str | None = None) -> Failure:
-        return await self.call(lambda engine: failure_from(text, source, engine.signatures, tool))
+        return await self.parse(lambda extract: failure_from(text, source, extract, tool))
 
     async def answer(self, failure: Failure, request_id: str | None = None,
                      fresh: bool = False) -> Answer:
@@ -161,6 +190,7 @@ class Session:
 
     def shutdown(self) -> None:
         self.lane.shutdown(wait=False, cancel_futures=True)
+        self.parser.shutdown(wait=False, cancel_futures=True)
 
 
 def place_id(failure: Failure, uri: str, line: int) -> str:
