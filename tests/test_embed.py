@@ -52,3 +52,23 @@ def test_a_missing_model_is_a_clear_error(tmp_path):
 def test_token_count_is_not_truncated(embedder):
     long = "error " * 1000
     assert embedder.count_tokens(long) == 1000
+
+
+def test_memoised_and_pinned_vectors_are_the_computed_ones(embedder):
+    text = "error: could not compile `poimen` due to 2 previous errors"
+    first = embedder.embed([text])
+    first[0, 0] = 99.0  # the caller's copy, not the memo
+    again = embedder.embed([text, text])
+    assert np.array_equal(again[0], again[1]) and again[0, 0] != 99.0
+    assert np.array_equal(again, Embedder().embed([text, text]))
+    pinned = Embedder()
+    pinned.pin(["a pinned text"], embedder.embed(["a pinned text"]))
+    assert np.array_equal(pinned.embed(["a pinned text"]), embedder.embed(["a pinned text"]))
+
+
+def test_worker_threads_do_not_change_a_bit(monkeypatch):
+    texts = [f"TypeError: {'x' * n} is not a function (module {n})" for n in range(0, 60, 3)]
+    monkeypatch.setenv("POIMEN_EMBED_THREADS", "1")
+    one = Embedder().embed(texts)
+    monkeypatch.setenv("POIMEN_EMBED_THREADS", "3")
+    assert np.array_equal(Embedder().embed(texts), one)

@@ -3,7 +3,10 @@
 Each text is embedded on its own (no padding), so a vector never depends on the
 batch it was computed in: live writes and `mem rebuild --from-log` give bit-equal
 vectors. Texts of equal token length are still run together, since they need no
-padding either.
+padding either. Runs use one ONNX thread each and are spread over a few worker
+threads (whole texts in parallel beat one text split over threads on a busy CPU, and
+the thread count does not change a bit of the result). Vectors are memoised by text,
+and vectors known in advance (the symptom catalogue's) can be pinned.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +25,20 @@ import numpy as np
 DIM = 384
 MAX_TOKENS = 256
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
+MEMO_SIZE = 4096   # texts whose vectors are kept (1.5 KB each)
+RUN_ROWS = 16      # texts of one token length per ONNX run
+
+
+def _workers() -> int:
+    """ONNX runs in flight at once: `POIMEN_EMBED_THREADS`, else the usable CPUs (≤ 4)."""
+    configured = os.environ.get("POIMEN_EMBED_THREADS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -73,6 +92,9 @@ class Embedder:
         self._session = None
         self._tokenizer = None
         self._counter = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._pinned: dict[str, np.ndarray] = {}
 
     def _load(self):
         if self._session is None:
@@ -85,6 +107,8 @@ class Embedder:
                 tokenizer.enable_truncation(MAX_TOKENS)
                 opts = ort.SessionOptions()
                 opts.log_severity_level = 3
+                opts.intra_op_num_threads = 1
+                opts.inter_op_num_threads = 1
                 session = ort.InferenceSession(
                     str(self.model_path), opts, providers=["CPUExecutionProvider"])
             except Exception as exc:  # noqa: BLE001 - any load failure means unavailable
@@ -109,20 +133,57 @@ class Embedder:
         if not texts:
             return out
         with self._lock:
-            tokenizer, session = self._load()
-            encodings = tokenizer.encode_batch([t if t else " " for t in texts])
-            by_length: dict[int, list[int]] = {}
-            for i, enc in enumerate(encodings):
-                by_length.setdefault(len(enc.ids), []).append(i)
-            for rows in by_length.values():
-                ids = np.array([encodings[i].ids for i in rows], dtype=np.int64)
-                mask = np.ones_like(ids)
-                hidden = session.run(["last_hidden_state"], {
-                    "input_ids": ids, "attention_mask": mask,
-                    "token_type_ids": np.zeros_like(ids)})[0]
-                pooled = hidden.mean(axis=1)
-                norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-                out[rows] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+            missing = [t for t in dict.fromkeys(texts)
+                       if t not in self._pinned and t not in self._memo]
+            if missing:
+                for text, vec in zip(missing, self._compute(missing)):
+                    self._memo[text] = vec
+            for i, text in enumerate(texts):
+                vec = self._pinned.get(text)
+                if vec is None:
+                    vec = self._memo[text]
+                    self._memo.move_to_end(text)
+                out[i] = vec
+            while len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        return out
+
+    def pin(self, texts: list[str], vectors: np.ndarray) -> None:
+        """Keep these vectors for good (they must be this embedder's own, e.g. cached)."""
+        with self._lock:
+            for text, vec in zip(texts, vectors):
+                vec = np.array(vec, dtype=np.float32)
+                vec.flags.writeable = False
+                self._pinned[text] = vec
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
+        tokenizer, session = self._load()
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        encodings = tokenizer.encode_batch([t if t else " " for t in texts])
+        by_length: dict[int, list[int]] = {}
+        for i, enc in enumerate(encodings):
+            by_length.setdefault(len(enc.ids), []).append(i)
+        runs = [rows[k:k + RUN_ROWS] for rows in by_length.values()
+                for k in range(0, len(rows), RUN_ROWS)]
+        runs.sort(key=lambda rows: -len(rows) * len(encodings[rows[0]].ids))
+
+        def run(rows: list[int]) -> None:
+            ids = np.array([encodings[i].ids for i in rows], dtype=np.int64)
+            mask = np.ones_like(ids)
+            hidden = session.run(["last_hidden_state"], {
+                "input_ids": ids, "attention_mask": mask,
+                "token_type_ids": np.zeros_like(ids)})[0]
+            pooled = hidden.mean(axis=1)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[rows] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+        if len(runs) == 1 or _workers() == 1:
+            for rows in runs:
+                run(rows)
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(_workers(), thread_name_prefix="poimen-embed")
+            list(self._pool.map(run, runs))
         return out
 
     def embed_one(self, text: str) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 from .catalogue import Catalogue, Entry, load_catalogue
 from .filter import FilterConfig, filter_lines
 from .model import Projection, SymptomLine
+from .vector_cache import catalogue_vectors
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+")
 
@@ -51,25 +52,35 @@ class CatalogueGenerator:
         self._index = None
 
     def _vectors(self):
-        """Embeddings of every explanation, error and abstain prototype (computed once)."""
+        """Embeddings of every explanation, error and abstain prototype (computed once,
+        from the on-disk cache when it has them); candidate lines are pinned too."""
         if self._index is None:
             entries = self.catalogue.entries
             explain_owner = [i for i, e in enumerate(entries) for _ in e.explains]
             error_owner = [i for i, e in enumerate(entries) for _ in e.errors]
-            explains = self.embedder.embed([t for e in entries for t in e.explains])
-            errors = self.embedder.embed([t for e in entries for t in e.errors])
-            failure = self.embedder.embed(list(self.catalogue.failure))
-            nonfailure = self.embedder.embed(list(self.catalogue.nonfailure))
+            groups = ([t for e in entries for t in e.explains], [t for e in entries for t in e.errors],
+                      list(self.catalogue.failure), list(self.catalogue.nonfailure))
+            lines = [self._line(t) for e in entries for t in e.behaviour + e.errors]
+            texts = list(dict.fromkeys([t for g in groups for t in g] + lines))
+            vectors = catalogue_vectors(texts, self.embedder)
+            if hasattr(self.embedder, "pin"):
+                self.embedder.pin(texts, vectors)
+            row = {t: i for i, t in enumerate(texts)}
+            explains, errors, failure, nonfailure = (
+                vectors[[row[t] for t in g]].reshape(len(g), vectors.shape[1]) for g in groups)
             self._index = (np.array(explain_owner), explains, np.array(error_owner), errors,
                            failure, nonfailure)
         return self._index
+
+    def _line(self, text: str) -> str:
+        """A catalogue line as it becomes a candidate symptom line."""
+        return " ".join(text[:self.match.max_line_chars].split())
 
     def scores(self, memory_text: str, evidence_messages: list[str]) -> tuple[np.ndarray, float]:
         """Per-entry match score, and how much more the memory reads as a failure
         than as a decision (best failure-prototype minus best non-failure similarity)."""
         explain_owner, explains, error_owner, errors, failure, nonfailure = self._vectors()
-        chunks = [memory_text] + [s for s in _SENTENCE.split(memory_text) if len(s) > 40]
-        memory_vecs = self.embedder.embed(chunks)
+        memory_vecs = self.embedder.embed(_chunks(memory_text))
         whole = memory_vecs[0]
         per_explain = np.max(memory_vecs @ explains.T, axis=0) * 0.5 + (explains @ whole) * 0.5
         scores = np.full(len(self.catalogue.entries), -1.0, dtype=np.float64)
@@ -94,8 +105,18 @@ class CatalogueGenerator:
         return [(self.catalogue.entries[i], float(scores[i])) for i in order[:self.match.max_entries]
                 if scores[i] >= floor]
 
+    def warm(self, items: list[tuple[str, list[str]]]) -> None:
+        """Embed, in one batch, what projecting these (memory, evidence) pairs will ask for
+        (the embedder memoises); the catalogue's own lines are pinned already."""
+        self._vectors()
+        self.embedder.embed([t for memory, messages in items
+                             for t in _chunks(memory.strip()) + self._evidence(messages)])
+
+    def _evidence(self, messages: list[str]) -> list[str]:
+        return _unique(m[:self.match.max_line_chars] for m in messages)[:self.match.max_evidence]
+
     def project(self, memory_text: str, evidence_messages: list[str]) -> Projection:
-        evidence = _unique(m[:self.match.max_line_chars] for m in evidence_messages)[:self.match.max_evidence]
+        evidence = self._evidence(evidence_messages)
         memory_text = memory_text.strip()
         candidates = _unique(line[:self.match.max_line_chars]
                              for entry, _ in self.select(memory_text, evidence)
@@ -104,6 +125,11 @@ class CatalogueGenerator:
         lines = [SymptomLine(m, "evidence") for m in evidence]
         lines += [SymptomLine(t, "generated") for t in kept[:self.match.max_generated]]
         return Projection(tuple(lines), tuple(dropped), self.model_id, self.prompt_sha)
+
+
+def _chunks(memory_text: str) -> list[str]:
+    """The memory and its longer sentences, as matched against the catalogue."""
+    return [memory_text] + [s for s in _SENTENCE.split(memory_text) if len(s) > 40]
 
 
 def _best(prototypes: np.ndarray, vector: np.ndarray) -> float:
