@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as LegTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
@@ -202,7 +202,7 @@ def lookup(engine, request: dict) -> dict:
     run.query = _query_text(req, run.source, tool, signatures)
     pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="poimen-leg")
     try:
-        get_t1 = run.leg("tier1", lambda: _tier1(run, signatures), pool, ([], []))
+        get_t1 = run.leg("tier1", lambda: _tier1(run, signatures), pool, Tier1())
         get_vector = run.leg("embedder", lambda: _embed_query(run), pool, None)
         run.vector = get_vector(max(run.timeout, EMBED_TIMEOUT_S))
         if run.vector is None and run.query:
@@ -210,15 +210,16 @@ def lookup(engine, request: dict) -> dict:
         get_t2 = run.leg("tier2", lambda: _tier2(run, LESSON_LEVELS),
                          pool, Hits())
         get_sk = run.leg("skills", lambda: _skills_leg(run), pool, [])
-        sig_info, tier1_links = get_t1()
+        # tier 3 starts beside tier 2, but its answer is taken only if budget is left
+        get_t3 = run.leg("tier3", lambda: _tier2(run, ("R",)), pool, Hits())
+        tier1_hits = get_t1()
         tier2_hits, skill_hits = get_t2(), get_sk()
-        tier1, tier2 = _assemble_lessons(run, tier1_links, tier2_hits.found)
+        tier1, tier2 = _assemble_lessons(run, tier1_hits, tier2_hits)
         skill_items = _skill_items(skill_hits, {i["sha"] for i in tier1 + tier2})
         count = _counter(engine, run)
         tier3_hits = Hits()
         if budgeting.tokens_of(tier1 + tier2 + skill_items, count) < req.budget:
-            tier3_hits = run.leg("tier3", lambda: _tier2(run, ("R",)), pool,
-                                 Hits())()
+            tier3_hits = get_t3()
         references = _references(tier3_hits.found)
         _rerank_jointly(run, [tier2_hits, tier3_hits], tier1 + tier2 + references)
         tier1.sort(key=lambda i: (i.pop("signature_rank"), -i["rerank"], i["sha"]))
@@ -228,7 +229,7 @@ def lookup(engine, request: dict) -> dict:
         budget = budgeting.apply(sections, req.budget, count)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    body = _body(run, tool, sig_info, sections, budget)
+    body = _body(run, tool, tier1_hits.info, sections, budget)
     _log_line(run, body, started)
     return body
 
@@ -318,9 +319,20 @@ def _query_text(req: Request, source: str, tool: str | None, signatures) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _tier1(run: _Run, signatures):
-    """Exact signature hits: (signature info, [(memory sha, sig index)]); records
-    one occurrence per hit signature, keyed by request_id."""
+@dataclass
+class Tier1:
+    """Exact signature hits: per-signature info, [(memory sha, signature index, seen,
+    last seen)], and the hit memories' rows and stored text vectors."""
+
+    info: list = field(default_factory=list)
+    hits: list = field(default_factory=list)
+    rows: dict = field(default_factory=dict)
+    vectors: dict = field(default_factory=dict)
+
+
+def _tier1(run: _Run, signatures) -> Tier1:
+    """Tier-1 hits; records one occurrence per hit signature, keyed by request_id.
+    Fetches the hit memories here, beside the query embedding, not after it."""
     by_sig = run.store.signature_links_many([sig.sig_sha for sig in signatures])
     if run.req.scope == "project":
         by_sig = {sha: [ln for ln in links if ln.project == run.req.project]
@@ -339,7 +351,8 @@ def _tier1(run: _Run, signatures):
             hits += [(ln.memory_sha, index, count, last) for ln in links
                      if ln.level in LESSON_LEVELS]
         info.append(entry)
-    return info, hits
+    shas = [sha for sha, *_ in hits]
+    return Tier1(info, hits, run.store.memories(shas), run.store.vectors_of(shas, "text"))
 
 
 def _record_occurrences(run: _Run, sig_shas: list[str]) -> None:
@@ -372,7 +385,7 @@ def _tier2(run: _Run, levels) -> Hits:
         hits.add("trigram", _trigram_hits(run, levels))
     fused = rrf(hits.ranked())
     rows = store.memories(list(hits.scores))
-    linked = _linked_messages(store, rows) if run.signatures else {}
+    linked = _linked_messages(store, rows, hits.signatures) if run.signatures else {}
     for sha, sc in hits.scores.items():
         row = rows.get(sha)
         if row is None or (levels == LESSON_LEVELS and run.req.scope == "project"
@@ -418,6 +431,7 @@ class Hits:
         self.lists: dict[str, list[tuple[str, float]]] = {}
         self.scores: dict[str, dict[str, float]] = {}
         self.found: dict[str, dict] = {}
+        self.signatures: dict[str, set[str]] = {}   # memory sha -> its own sig_shas
 
     def add(self, kind: str, ranked: list[tuple[str, float]]) -> None:
         self.lists[kind] = ranked
@@ -457,9 +471,11 @@ def _boost(run: _Run, project: str) -> float:
     return PROJECT_BOOST if project == run.req.project else 0.0
 
 
-def _linked_messages(store, rows: dict) -> dict[str, set[tuple[str, str]]]:
+def _linked_messages(store, rows: dict, own: dict[str, set[str]]
+                     ) -> dict[str, set[tuple[str, str]]]:
     """(family, normalised message) of the signatures each memory is linked to; an L2
-    inherits those of the lessons it generalises (up to three levels up)."""
+    inherits those of the lessons it generalises (up to three levels up). Fills `own`
+    with each memory's own sig_shas (rows read anyway, reused for seen counts)."""
     sources = {sha: {sha} for sha in rows}
     pending = {sha: set(row.parents) for sha, row in rows.items() if row.level == "L2"}
     for _ in range(3):
@@ -472,8 +488,11 @@ def _linked_messages(store, rows: dict) -> dict[str, set[tuple[str, str]]]:
                          for g in parents[p].parents} for sha, ps in pending.items()}
         pending = {sha: ps for sha, ps in pending.items() if ps}
     by_memory: dict[str, set[tuple[str, str]]] = {}
+    own.update({sha: set() for sha in rows})
     for row in store.signatures_of(sorted({s for ss in sources.values() for s in ss})):
         by_memory.setdefault(row["memory_sha"], set()).add((row["family"], row["message"]))
+        if row["memory_sha"] in own:
+            own[row["memory_sha"]].add(row["sig_sha"])
     return {sha: set().union(*(by_memory.get(s, set()) for s in ss))
             for sha, ss in sources.items()}
 
@@ -530,13 +549,13 @@ def _trigram_hits(run: _Run, levels) -> list[tuple[str, float]]:
     return scored[:SEARCH_LIMIT]
 
 
-def _assemble_lessons(run: _Run, tier1_hits, tier2: dict) -> tuple[list, list]:
+def _assemble_lessons(run: _Run, tier1_hits: Tier1, tier2_hits: "Hits"
+                      ) -> tuple[list, list]:
     """Tier-1 and tier-2 lesson items, superseded memories replaced by successors."""
-    store = run.store
-    t1_rows = store.memories([sha for sha, *_ in tier1_hits])
+    store, tier2 = run.store, tier2_hits.found
     tier1, placed = [], {}
-    for sha, index, seen, last in tier1_hits:
-        live, old = _live(store, t1_rows.get(sha), sha)
+    for sha, index, seen, last in tier1_hits.hits:
+        live, old = _live(store, tier1_hits.rows.get(sha), sha)
         if live is None or live.sha in placed:
             continue
         hit = tier2.get(sha) or tier2.get(live.sha) or {}
@@ -544,7 +563,8 @@ def _assemble_lessons(run: _Run, tier1_hits, tier2: dict) -> tuple[list, list]:
         item.update(seen_count=seen, last_seen=last, signature_rank=index)
         placed[live.sha] = item
         tier1.append(item)
-    _direct_scores(run, [item for item in tier1 if "score" not in item])
+    _direct_scores(run, [item for item in tier1 if "score" not in item],
+                   tier1_hits.vectors)
     tier2_items = []
     for sha, hit in sorted(tier2.items(), key=lambda kv: (-kv[1]["rerank"], kv[0])):
         if not hit["relevant"]:
@@ -557,7 +577,7 @@ def _assemble_lessons(run: _Run, tier1_hits, tier2: dict) -> tuple[list, list]:
         tier2_items.append(item)
         if len(tier2_items) == TIER2_LIMIT:
             break
-    _seen_of(store, tier2_items)
+    _seen_of(store, tier2_items, tier2_hits.signatures)
     return tier1, tier2_items
 
 
@@ -588,7 +608,7 @@ def _item(tier: int, row, hit: dict, matched_kind: str, successor_of: str | None
     return item
 
 
-def _direct_scores(run: _Run, items: list[dict]) -> None:
+def _direct_scores(run: _Run, items: list[dict], stored: dict) -> None:
     """Tier-1 memories' cosines to the query when tier 2 did not see them, from their
     stored text vectors (embedded only when a vector is missing)."""
     if not items:
@@ -598,7 +618,8 @@ def _direct_scores(run: _Run, items: list[dict]) -> None:
         for item in items:
             item["score"] = _r(trigram_similarity(query, trigrams(item["text"])))
         return
-    stored = run.store.vectors_of([item["sha"] for item in items], "text")
+    missing = [item["sha"] for item in items if item["sha"] not in stored]
+    stored = dict(stored, **run.store.vectors_of(missing, "text"))
     for item in items:
         vector = stored.get(item["sha"])
         if vector is None:
@@ -606,12 +627,13 @@ def _direct_scores(run: _Run, items: list[dict]) -> None:
         item["score"] = _r(float(np.dot(run.vector, vector)))
 
 
-def _seen_of(store, items: list[dict]) -> None:
-    """seen_count / last_seen of tier-2 lessons: their best-known signature."""
+def _seen_of(store, items: list[dict], known: dict[str, set[str]]) -> None:
+    """seen_count / last_seen of tier-2 lessons: their best-known signature. `known`:
+    the signatures of memories tier 2 already read (the rest are queried)."""
     if not items:
         return
-    by_memory: dict[str, set[str]] = {}
-    for row in store.signatures_of([i["sha"] for i in items]):
+    by_memory = {i["sha"]: known[i["sha"]] for i in items if i["sha"] in known}
+    for row in store.signatures_of([i["sha"] for i in items if i["sha"] not in known]):
         by_memory.setdefault(row["memory_sha"], set()).add(row["sig_sha"])
     seen_of = store.seen_many(sorted(set().union(*by_memory.values())))
     for item in items:
