@@ -81,6 +81,17 @@ def test_an_unwritable_cache_folder_still_gives_the_vectors(tmp_path):
                           CountingEmbedder().embed(TEXTS))
 
 
+def test_only_the_most_recently_used_files_are_kept(tmp_path):
+    from poimen.symptoms.vector_cache import KEEP
+
+    for n in range(KEEP + 3):
+        catalogue_vectors([f"catalogue version {n}"], CountingEmbedder(), tmp_path)
+    assert len(list(tmp_path.glob("catalogue-*.npz"))) == KEEP
+    newest = CountingEmbedder()
+    catalogue_vectors([f"catalogue version {KEEP + 2}"], newest, tmp_path)
+    assert f"catalogue version {KEEP + 2}" not in newest.texts
+
+
 def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("POIMEN_CACHE_DIR", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c"

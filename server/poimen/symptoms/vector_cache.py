@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 FORMAT = "poimen-catalogue-vectors-v1"
+KEEP = 8  # cache files kept, most recently used first (catalogue edits make new ones)
 PROBE = "error: the catalogue cache probe failed to resolve module 'poimen' (exit 1)"
 
 
@@ -46,6 +47,12 @@ def catalogue_vectors(texts: list[str], embedder, folder: Path | None = None) ->
     if vectors is None:
         vectors = embedder.embed(texts)
         _save(path, key, vectors, probe)
+        _prune(path.parent)
+    else:
+        try:
+            os.utime(path)  # recently used: kept by _prune
+        except OSError:
+            pass
     return vectors
 
 
@@ -77,3 +84,14 @@ def _save(path: Path, key: str, vectors: np.ndarray, probe: np.ndarray) -> None:
             raise
     except OSError:
         pass  # read-only or full cache folder: the vectors are simply not kept
+
+
+def _prune(folder: Path) -> None:
+    """Drop all but the KEEP most recently used cache files."""
+    try:
+        files = sorted(folder.glob("catalogue-*.npz"), key=lambda f: f.stat().st_mtime_ns,
+                       reverse=True)
+        for old in files[KEEP:]:
+            old.unlink()
+    except OSError:
+        pass  # another process pruned first, or the folder is not ours to change
