@@ -3,9 +3,13 @@
 The 27 case lessons are remembered with their `evidence` ingested as L0 parents, the
 distractor lessons likewise, the decisions without evidence (164 memories). Each case's
 `variant_query` and `recurrence` is then searched with `Engine.search(kind=...)`;
-reciprocal rank of the case's memory (0 when not in the top LIMIT) is averaged.
+reciprocal rank of the case's memory (0 when not in the top LIMIT) is averaged, over all
+cases and over the two halves that bench_tier2.py splits them into (by a hash of the id).
 
-    .venv/bin/python bench/bench_symptoms.py [--data DIR] [--ablate] [--json]
+    .venv/bin/python bench/bench_symptoms.py [--data DIR] [--catalogue DIR] [--ablate] [--json]
+
+`--catalogue DIR` matches against the `*.jsonl` files in DIR instead of the shipped catalogue
+(to compare two versions of it in the same run conditions).
 
 `--ablate` first removes from the catalogue, for every case, the entry that best matches
 its lesson: the numbers a failure the catalogue has no entry for would get.
@@ -22,8 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_tier2 import half
 from poimen.engine import Engine, Proposal
-from poimen.symptoms.catalogue import Catalogue
+from poimen.symptoms.catalogue import Catalogue, load_catalogue
 from poimen.symptoms.embedded import CatalogueGenerator
 
 LIMIT = 50
@@ -62,6 +67,10 @@ def load(engine: Engine, cases, distractors, decisions) -> dict[str, str]:
     return shas
 
 
+def mrr(ranks: list[int | None]) -> float:
+    return round(sum(1 / r for r in ranks if r) / len(ranks), 3) if ranks else 0.0
+
+
 def evaluate(engine: Engine, cases, shas) -> dict:
     table = {}
     for query in QUERIES:
@@ -71,15 +80,17 @@ def evaluate(engine: Engine, cases, shas) -> dict:
                 order = [h["sha"] for h in engine.search(case[query], kind=kind, limit=LIMIT)]
                 target = shas.get(case["id"])
                 ranks.append(order.index(target) + 1 if target in order else None)
+            halves = {h: [r for c, r in zip(cases, ranks) if half(c["id"]) == h] for h in "AB"}
             table[f"{query}/{kind}"] = {
-                "mrr": round(sum(1 / r for r in ranks if r) / len(ranks), 3),
-                "top1": sum(r == 1 for r in ranks), "n": len(ranks)}
+                "mrr": mrr(ranks), "top1": sum(r == 1 for r in ranks), "n": len(ranks),
+                "halves": {h: {"mrr": mrr(r), "n": len(r)} for h, r in halves.items()}}
     return table
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path("/work/shared/data/failures"))
+    ap.add_argument("--catalogue", type=Path, default=None)
     ap.add_argument("--ablate", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -88,6 +99,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         engine = Engine(Path(tmp) / "vault", project="bench")
         removed = []
+        if args.catalogue:
+            engine._generator = CatalogueGenerator(engine.embedder, load_catalogue(args.catalogue))
         if args.ablate:
             engine._generator, removed = ablated(engine.generator, cases)
         started = time.perf_counter()
@@ -111,6 +124,11 @@ def main(argv=None) -> int:
         for query in QUERIES:
             cells = [f"{report['mrr'][f'{query}/{k}']['mrr']:.2f} "
                      f"({report['mrr'][f'{query}/{k}']['top1']}/{len(cases)})" for k in KINDS]
+            print(f"| `{query}` | " + " | ".join(cells) + " |")
+        print("\nsplit halves (MRR A / B):\n\n| query | symptom | text | both |\n|---|---|---|---|")
+        for query in QUERIES:
+            cells = ["{A[mrr]:.2f} / {B[mrr]:.2f}".format(**report["mrr"][f"{query}/{k}"]["halves"])
+                     for k in KINDS]
             print(f"| `{query}` | " + " | ".join(cells) + " |")
     return 0
 
