@@ -3,8 +3,9 @@
 Vectors are the real ones from a built vault, resampled with small noise (renormalised)
 up to each size, in a LanceDB table with the store's filter columns; each size times the
 store's query shape (cosine, `kind`/`level`/`live` prefilter, top 30) as a flat scan,
-with an IVF_HNSW_SQ index (and its recall@30 against the flat scan), and numpy brute
-force over the same matrix. This is a microbenchmark of one leg, not of the lookup.
+with an IVF_HNSW_SQ index (and its recall@30 against the flat scan), numpy brute
+force over the symptom rows, and the resident copy's search as `poimen.resident` runs it
+(every row's dot product, the filter, an exact sort). A microbenchmark of one leg.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from latency import stats_ms
+from poimen.resident import nearest
 
 LIMIT = 30
 WHERE = "kind = 'symptom' AND level IN ('L1', 'L2') AND live = true"
@@ -68,7 +70,16 @@ def measure(base: np.ndarray, queries: np.ndarray, sizes: list[int],
                 top = np.argpartition(-scores, LIMIT)[:LIMIT]
                 top[np.argsort(-scores[top])]
                 np_t.append(time.perf_counter() - t)
-            row.update(lancedb_flat=stats_ms(flat_t), numpy_bruteforce=stats_ms(np_t))
+            resident_t = []
+            kinds = np.where(np.arange(size) % 2 == 0, "symptom", "text").astype(object)
+            norms = np.linalg.norm(matrix, axis=1)
+            for q in queries:
+                t = time.perf_counter()
+                nearest(matrix, norms, np.flatnonzero(kinds == "symptom"), q, LIMIT)
+                resident_t.append(time.perf_counter() - t)
+            row.update(lancedb_flat=stats_ms(flat_t), numpy_bruteforce=stats_ms(np_t),
+                       resident_numpy=stats_ms(resident_t),
+                       resident_matrix_mb=round(matrix.nbytes / 1e6, 1))
             if size >= index_from:
                 t = time.perf_counter()
                 tbl.create_index(metric="cosine", vector_column_name="vector",

@@ -62,6 +62,12 @@ def _table(header: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def _cpu(in_process: dict) -> str:
+    cpu = in_process.get("cpu_ms_per_lookup")
+    return "" if not cpu else \
+        f"{cpu['first_pass']} / {cpu['second_pass']} vs {cpu['query_embedding']}"
+
+
 def _p(stat: dict | None) -> str:
     return "" if not stat else f"{stat['p50_ms']} / {stat['p95_ms']}"
 
@@ -93,11 +99,12 @@ def markdown(result: dict, plots: list[str]) -> str:
                          _p(http["post_context"]), _p(lsp["hover_needing_lookup"]),
                          _p(lsp["hover_from_cache"]), _p(ip["floor_query_embedding"]),
                          _p(ip["lancedb_vector_search"]), _p(ip["lancedb_fulltext_search"]),
-                         _p(ip["floor_numpy_bruteforce"])])
+                         _p(ip["floor_numpy_bruteforce"]), _cpu(ip)])
         parts += ["## Latency (p50 / p95 ms)", _table(
             ["memories", "context (1st pass)", "context (2nd pass)", "POST /memory/context",
              "hover, lookup", "hover, cached", "floor: query embedding",
-             "LanceDB vector leg", "LanceDB full text", "floor: numpy brute force"], rows)]
+             "LanceDB vector leg", "LanceDB full text", "floor: numpy brute force",
+             "CPU ms per lookup (1st / 2nd) vs embedding"], rows)]
         rows = [[s["size"], s["in_process"]["cold_start_to_first_answer_ms"],
                  s["http"]["cold_start_to_first_answer_ms"],
                  s["lsp"]["cold_start_to_first_answer_ms"],

@@ -8,8 +8,8 @@ project's tokenizer, of every `text` that is returned.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable
 
 TIER2_FLOOR = 1
@@ -56,10 +56,34 @@ def apply(sections: Sections, limit: int, count: Callable[[str], int],
             "over": used > limit}
 
 
-def token_counter(tokenizer_path) -> tuple[Callable[[str], int], str | None]:
+class TokenCounter:
+    """Token counts of texts, memoised by text (answers repeat the same memories);
+    `prime` counts many at once in the tokenizer's own threads, e.g. inside a leg."""
+
+    def __init__(self, encode_batch: Callable[[list[str]], list[int]]):
+        self._encode_batch = encode_batch
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> int:
+        count = self._counts.get(text)
+        return count if count is not None else self.prime([text])[0]
+
+    def prime(self, texts: list[str]) -> list[int]:
+        known = self._counts
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        counted = dict(zip(missing, self._encode_batch(missing))) if missing else {}
+        if counted:
+            with self._lock:
+                if len(self._counts) + len(counted) > COUNT_CACHE:
+                    self._counts = {}
+                self._counts.update(counted)
+        return [counted[t] if t in counted else known[t] for t in texts]
+
+
+def token_counter(tokenizer_path) -> tuple[TokenCounter, str | None]:
     """The project's tokenizer (the embedder's tokenizer.json, untruncated) as a
-    counter (memoised by text), and a degraded note when it is missing and whitespace
-    words are counted.
+    counter, and a degraded note when it is missing and whitespace words are counted.
     """
     try:
         from tokenizers import Tokenizer
@@ -68,11 +92,7 @@ def token_counter(tokenizer_path) -> tuple[Callable[[str], int], str | None]:
         tokenizer.no_padding()
         tokenizer.no_truncation()
     except Exception:  # noqa: BLE001 - any failure means no usable tokenizer file
-        return (lambda text: len(text.split()),
+        return (TokenCounter(lambda texts: [len(t.split()) for t in texts]),
                 "budget: tokenizer unavailable, counted whitespace words")
-
-    @lru_cache(maxsize=COUNT_CACHE)
-    def count(text: str) -> int:
-        return len(tokenizer.encode(text, add_special_tokens=False).ids)
-
-    return count, None
+    return TokenCounter(lambda texts: [len(e.ids) for e in tokenizer.encode_batch(
+        texts, add_special_tokens=False)]), None

@@ -19,9 +19,9 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-import pyarrow as pa
 
 from . import budget as budgeting
+from . import resident
 from .canonical import canonical
 
 log = logging.getLogger("poimen.context")
@@ -116,21 +116,14 @@ def trigram_similarity(a: set[str], b: set[str]) -> float:
 
 
 def rrf(ranked_lists: list[list[str]]) -> dict[str, float]:
-    """Reciprocal-rank fusion of ranked sha lists with LanceDB's RRFReranker."""
-    from lancedb.rerankers import RRFReranker
-
-    ids: dict[str, int] = {}
-    tables = []
+    """Reciprocal-rank fusion of ranked sha lists: LanceDB's `RRFReranker` arithmetic
+    (sum of 1 / (rank + K) per list, in list order, kept as float32), without building
+    the Arrow tables it needs (that was ~3 ms a call)."""
+    fused: dict[str, float] = {}
     for shas in ranked_lists:
-        if shas:
-            rows = [ids.setdefault(sha, len(ids)) for sha in shas]
-            tables.append(pa.table({"_rowid": pa.array(rows, pa.uint64()),
-                                    "memory_sha": pa.array(shas, pa.string())}))
-    if not tables:
-        return {}
-    fused = RRFReranker(K=RRF_K).rerank_multivector(tables, deduplicate=True)
-    return dict(zip(fused["memory_sha"].to_pylist(),
-                    fused["_relevance_score"].to_pylist()))
+        for rank, sha in enumerate(shas, 1):
+            fused[sha] = fused.get(sha, 0.0) + 1 / (rank + RRF_K)
+    return {sha: float(np.float32(score)) for sha, score in fused.items()}
 
 
 def _r(x: float | None) -> float | None:
@@ -144,7 +137,7 @@ class _Run:
 
     def __init__(self, engine, req: Request):
         self.engine, self.req = engine, req
-        self.store = engine.vault.store
+        self.store = resident.of(engine.vault.store)
         self.settings = engine.settings
         self.faults = dict(getattr(self.settings, "fault_injection", {}) or {})
         self.timeout = float(getattr(self.settings, "leg_timeout_s", 2.0))
@@ -154,6 +147,7 @@ class _Run:
         self.query = ""
         self.signatures: list = []
         self.source = ""          # the redacted signature_source
+        self.count: budgeting.TokenCounter | None = None
 
     def fault(self, leg: str) -> None:
         mode = self.faults.get(leg)
@@ -189,13 +183,14 @@ class _Run:
         return result
 
 
-def lookup(engine, request: dict) -> dict:
+def lookup(engine, request: dict, log_line: bool = True) -> dict:
     """Answer one context request; the dict is exactly the HTTP response body."""
     req = parse_request(request, engine.project,
                         int(getattr(engine.settings, "budget", 1200)))
     started = time.perf_counter()
     engine.vault.catch_up()   # see what other processes (`mem remember`, …) wrote
     run = _Run(engine, req)
+    run.count = _counter(engine, run)
     signatures = _signatures(run)
     run.signatures = signatures
     tool = req.tool or (signatures[0].tool if signatures else None)
@@ -216,7 +211,7 @@ def lookup(engine, request: dict) -> dict:
         tier2_hits, skill_hits = get_t2(), get_sk()
         tier1, tier2 = _assemble_lessons(run, tier1_hits, tier2_hits)
         skill_items = _skill_items(skill_hits, {i["sha"] for i in tier1 + tier2})
-        count = _counter(engine, run)
+        count = run.count
         tier3_hits = Hits()
         if budgeting.tokens_of(tier1 + tier2 + skill_items, count) < req.budget:
             tier3_hits = get_t3()
@@ -230,15 +225,24 @@ def lookup(engine, request: dict) -> dict:
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     body = _body(run, tool, tier1_hits.info, sections, budget)
-    _log_line(run, body, started)
+    if log_line:
+        _log_line(run, body, started)
     return body
+
+
+def warm(engine) -> None:
+    """Load what a first answer needs (the model, tokenizers, resident copies, the
+    full-text index) by answering a request that records and logs nothing."""
+    lookup(engine, {"task": "warm up", "budget": 1}, log_line=False)
 
 
 def _skills_leg(run: _Run) -> list[dict]:
     from . import skills
 
-    return skills.match(run.engine.vault.path, run.query, run.vector,
-                        _embedder_or_none(run.engine))
+    found = skills.match(run.engine.vault.path, run.query, run.vector,
+                         _embedder_or_none(run.engine))
+    run.count.prime([hit["text"] for hit in found])
+    return found
 
 
 def _rerank_jointly(run: _Run, legs: list[Hits], items: list[dict]) -> None:
@@ -352,7 +356,9 @@ def _tier1(run: _Run, signatures) -> Tier1:
                      if ln.level in LESSON_LEVELS]
         info.append(entry)
     shas = [sha for sha, *_ in hits]
-    return Tier1(info, hits, run.store.memories(shas), run.store.vectors_of(shas, "text"))
+    rows = run.store.memories(shas)
+    run.count.prime([row.text for row in rows.values()])
+    return Tier1(info, hits, rows, run.store.vectors_of(shas, "text"))
 
 
 def _record_occurrences(run: _Run, sig_shas: list[str]) -> None:
@@ -396,6 +402,10 @@ def _tier2(run: _Run, levels) -> Hits:
                            "rerank": fused.get(sha, 0.0) + _boost(run, row.project),
                            "relevant": _relevant(run, levels, best,
                                                  linked.get(sha, set()))}
+    relevant = [sha for sha, hit in hits.found.items() if hit["relevant"]]
+    run.count.prime([hits.found[sha]["row"].text for sha in relevant])
+    if levels == LESSON_LEVELS:
+        hits.seen = _seen_of(store, relevant, hits.signatures)
     return hits
 
 
@@ -406,16 +416,12 @@ def _complete_views(store, vector: np.ndarray, hits: "Hits") -> None:
                if not {"symptom", "text"} <= set(sc)}
     if not missing:
         return
-    from .store import _in
-
-    where = f"{_in('memory_sha', sorted(missing))} AND {_in('kind', ('symptom', 'text'))}"
-    rows = (store.table("vectors").search().where(where)
-            .select(["memory_sha", "kind", "vector"]).limit(4 * len(missing) + 1).to_list())
     extra: dict[str, list[tuple[str, float]]] = {}
-    for row in rows:
-        if row["kind"] not in hits.scores[row["memory_sha"]]:
-            cos = round(float(np.dot(vector, np.asarray(row["vector"], np.float32))), 6)
-            extra.setdefault(row["kind"], []).append((row["memory_sha"], cos))
+    for kind in ("symptom", "text"):
+        for sha, stored in sorted(store.vectors_of(sorted(missing), kind).items()):
+            if kind not in hits.scores[sha]:
+                cos = round(float(np.dot(vector, stored)), 6)
+                extra.setdefault(kind, []).append((sha, cos))
     for kind, ranked in sorted(extra.items()):
         hits.add(kind, hits.lists.get(kind, []) + sorted(ranked, key=lambda x: (-x[1], x[0])))
 
@@ -432,6 +438,7 @@ class Hits:
         self.scores: dict[str, dict[str, float]] = {}
         self.found: dict[str, dict] = {}
         self.signatures: dict[str, set[str]] = {}   # memory sha -> its own sig_shas
+        self.seen: dict[str, tuple[int, str | None]] = {}   # of the relevant finds
 
     def add(self, kind: str, ranked: list[tuple[str, float]]) -> None:
         self.lists[kind] = ranked
@@ -577,7 +584,11 @@ def _assemble_lessons(run: _Run, tier1_hits: Tier1, tier2_hits: "Hits"
         tier2_items.append(item)
         if len(tier2_items) == TIER2_LIMIT:
             break
-    _seen_of(store, tier2_items, tier2_hits.signatures)
+    seen = dict(tier2_hits.seen)
+    seen.update(_seen_of(store, [i["sha"] for i in tier2_items if i["sha"] not in seen],
+                         tier2_hits.signatures))
+    for item in tier2_items:
+        item["seen_count"], item["last_seen"] = seen[item["sha"]]
     return tier1, tier2_items
 
 
@@ -627,20 +638,25 @@ def _direct_scores(run: _Run, items: list[dict], stored: dict) -> None:
         item["score"] = _r(float(np.dot(run.vector, vector)))
 
 
-def _seen_of(store, items: list[dict], known: dict[str, set[str]]) -> None:
-    """seen_count / last_seen of tier-2 lessons: their best-known signature. `known`:
-    the signatures of memories tier 2 already read (the rest are queried)."""
-    if not items:
-        return
-    by_memory = {i["sha"]: known[i["sha"]] for i in items if i["sha"] in known}
-    for row in store.signatures_of([i["sha"] for i in items if i["sha"] not in known]):
+def _seen_of(store, shas: list[str], known: dict[str, set[str]]
+             ) -> dict[str, tuple[int, str | None]]:
+    """(seen_count, last_seen) of lessons by their best-known signature; (0, None)
+    without one. `known`: the signatures of memories tier 2 already read."""
+    if not shas:
+        return {}
+    by_memory = {sha: known[sha] for sha in shas if sha in known}
+    for row in store.signatures_of([sha for sha in shas if sha not in known]):
         by_memory.setdefault(row["memory_sha"], set()).add(row["sig_sha"])
     seen_of = store.seen_many(sorted(set().union(*by_memory.values())))
-    for item in items:
-        for sig_sha in sorted(by_memory.get(item["sha"], ())):
+    out = {}
+    for sha in shas:
+        best = (0, None)
+        for sig_sha in sorted(by_memory.get(sha, ())):
             seen, last = seen_of[sig_sha]
-            if (seen, last or "") > (item["seen_count"], item["last_seen"] or ""):
-                item["seen_count"], item["last_seen"] = seen, last
+            if (seen, last or "") > (best[0], best[1] or ""):
+                best = (seen, last)
+        out[sha] = best
+    return out
 
 
 def _skill_items(hits: list[dict], lesson_shas: set[str]) -> list[dict]:

@@ -12,6 +12,7 @@ import ipaddress
 import logging
 import secrets
 import sys
+import threading
 from typing import Literal, Optional
 
 from fastapi import FastAPI, Request
@@ -189,6 +190,16 @@ def create_app(engine, token: str | None = None, max_body: int = MAX_BODY_BYTES,
     return app
 
 
+def _warm(engine) -> None:
+    """Load the model and indexes while uvicorn starts (the first request needs them)."""
+    from .context import warm
+
+    try:
+        warm(engine)
+    except Exception as exc:  # noqa: BLE001 - the first real request reports it
+        log.info("warm-up skipped: %s", exc)
+
+
 def is_loopback(host: str) -> bool:
     if host in LOOPBACK_NAMES:
         return True
@@ -210,5 +221,6 @@ def serve(engine, host: str = "127.0.0.1", port: int = 7878,
     auth = "token required" if token else "no token (loopback only)"
     print(f"poimen serving {engine.vault.path} on http://{host}:{port} ({auth})",
           file=sys.stderr, flush=True)
+    threading.Thread(target=_warm, args=(engine,), name="poimen-warm", daemon=True).start()
     uvicorn.run(create_app(engine, token, max_body, is_loopback(host)), host=host, port=port,
                 log_level="warning", access_log=False)

@@ -50,7 +50,7 @@ PROJECTIONS = pa.schema([
 SCALAR_INDEXES = {"memories": ("sha",), "vectors": ("memory_sha",),
                   "signatures": ("sig_sha", "memory_sha"), "occurrences": ("sig_sha",)}
 SCALAR_MIN_ROWS = 10_000
-ANN_MIN_VECTORS = 10_000
+ANN_MIN_VECTORS = 50_000   # below this, lookups search a resident copy exactly (resident.py)
 ANN_PARTITION_ROWS = 4096
 INSERT_IF_ABSENT = {"signatures"}  # a reinforcement may link a signature twice
 KEEP_VERSIONS_FOR = timedelta(minutes=10)  # readers in other processes may still use them
@@ -110,6 +110,21 @@ def _in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(_quote(v) for v in values)})"
 
 
+def follow_supersession(memories, sha: str) -> str | None:
+    """Follow supersession to the live memory (None if `sha` is unknown)."""
+    seen = set()
+    current = memories([sha]).get(sha)
+    if current is None:
+        return None
+    while current.superseded_by and current.sha not in seen:
+        seen.add(current.sha)
+        nxt = memories([current.superseded_by]).get(current.superseded_by)
+        if nxt is None:
+            break
+        current = nxt
+    return current.sha
+
+
 class Store:
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -167,10 +182,11 @@ class Store:
         self.ensure_indexes()
 
     def ensure_indexes(self) -> None:
-        """An ANN index on the vectors from ANN_MIN_VECTORS rows (bench/ann.py: the flat
-        scan is 3x the index at 10k vectors, 10x at 30k, recall@30 0.99), and BTREE
-        indexes on the columns lookups filter by, from SCALAR_MIN_ROWS rows. Indexes
-        are exact except the ANN; `optimize` folds new rows into them."""
+        """An ANN index on the vectors from ANN_MIN_VECTORS rows, where lookups stop
+        holding them in memory (bench/ann.py: LanceDB's flat scan is 3x the index at 10k
+        vectors, 10x at 30k, recall@30 0.99), and BTREE indexes on the columns lookups
+        and writes filter by, from SCALAR_MIN_ROWS rows. Indexes are exact except the
+        ANN; `optimize` folds new rows into them."""
         for name, columns in SCALAR_INDEXES.items():
             tbl = self.table(name)
             if tbl.count_rows() < SCALAR_MIN_ROWS:
@@ -207,18 +223,7 @@ class Store:
         return self.table(name).count_rows(where)
 
     def successor(self, sha: str) -> str | None:
-        """Follow supersession to the live memory (None if `sha` is unknown)."""
-        seen = set()
-        current = self.memories([sha]).get(sha)
-        if current is None:
-            return None
-        while current.superseded_by and current.sha not in seen:
-            seen.add(current.sha)
-            nxt = self.memories([current.superseded_by]).get(current.superseded_by)
-            if nxt is None:
-                break
-            current = nxt
-        return current.sha
+        return follow_supersession(self.memories, sha)
 
     def search_vectors(self, vector: np.ndarray, kind: str | None = None, limit: int = 20,
                        levels: Sequence[str] | None = None,

@@ -114,7 +114,9 @@ class Session:
             vault = Path(self.settings.vault).expanduser() if self.settings.vault \
                 else default_vault()
             if (vault / "log").is_dir():   # never create a vault nobody asked for
-                self.engine().embedder.embed_one("warm up")
+                from poimen.context import warm
+
+                warm(self.engine())
         except Exception as exc:  # noqa: BLE001 - the first real call reports it
             log.info("warm-up skipped: %s", exc)
 

@@ -1,0 +1,173 @@
+"""In-memory copies of what the read path looks up, for one table version.
+
+A filtered LanceDB query costs ~5 ms of CPU even on a 2k-row table (planning and
+hand-offs to its background loop, measured on the 1k bench vault), and a lookup made
+a dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text stays on
+disk), signature links and seen counts, stored vectors and the vector search (exact
+cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the
+sixth decimal) from copies of the `memories`, `signatures` and `vectors` tables. A copy
+is reloaded when its table's version changes and held only while the table has at
+most `MAX_ROWS` rows; past that, and for everything else, it is the store itself
+(with its ANN and BTREE indexes). It reads, never writes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Sequence
+
+import numpy as np
+
+from .embed import DIM
+from .store import (ANN_MIN_VECTORS, MemoryRow, SignatureLink, Store, VectorHit, _in,
+                    follow_supersession)
+
+MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
+
+
+def of(store: Store) -> "Resident":
+    """The store's resident copies (one per connection; a rebuild starts afresh)."""
+    held = getattr(store, "_resident", None)
+    if held is None or held.db is not store.db:
+        held = store._resident = Resident(store)
+    return held
+
+
+def nearest(matrix: np.ndarray, norms: np.ndarray, rows: np.ndarray, query: np.ndarray,
+            limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `limit` rows (of `rows`) with the least cosine distance to `query`, ties by
+    row: (rows, distances). Dot products over the whole matrix (no copy of it)."""
+    dots = matrix @ query
+    distance = (np.float32(1.0) - dots[rows] / (norms[rows] * np.linalg.norm(query))
+                ).astype(np.float32)
+    keep = np.arange(len(rows))
+    if len(rows) > limit:
+        keep = np.flatnonzero(distance <= np.partition(distance, limit - 1)[limit - 1])
+    order = keep[np.lexsort((rows[keep], distance[keep]))][:limit]
+    return rows[order], distance[order]
+
+
+class Resident:
+    def __init__(self, store: Store):
+        self.store, self.db = store, store.db
+        self._copies: dict[str, tuple[int, object]] = {}
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def _copy(self, name: str, load):
+        tbl = self.store.table(name)
+        version = tbl.version
+        with self._lock:
+            held = self._copies.get(name)
+            if held is None or held[0] != version:
+                held = self._copies[name] = (version, load(tbl))
+        return held[1]
+
+    def _memories(self) -> dict[str, MemoryRow] | None:
+        def load(tbl):
+            rows = tbl.count_rows("level != 'L0'")
+            if rows > MAX_ROWS:
+                return None
+            return {r["sha"]: MemoryRow.from_arrow(r) for r in
+                    tbl.search().where("level != 'L0'").limit(rows + 1).to_list()}
+        return self._copy("memories", load)
+
+    def _signatures(self) -> tuple[dict, dict] | None:
+        def load(tbl):
+            if tbl.count_rows() > MAX_ROWS:
+                return None
+            by_sig: dict[str, list[dict]] = {}
+            by_memory: dict[str, list[dict]] = {}
+            for row in tbl.to_arrow().to_pylist():
+                by_sig.setdefault(row["sig_sha"], []).append(row)
+                by_memory.setdefault(row["memory_sha"], []).append(row)
+            return by_sig, by_memory
+        return self._copy("signatures", load)
+
+    def _vectors(self):
+        def load(tbl):
+            if tbl.count_rows() > MAX_ROWS:
+                return None
+            table = tbl.to_arrow()
+            matrix = np.asarray(table["vector"].combine_chunks().flatten(), np.float32)
+            return {"matrix": matrix.reshape(-1, DIM),
+                    "norms": np.linalg.norm(matrix.reshape(-1, DIM), axis=1),
+                    **{c: np.asarray(table[c].to_pylist(), dtype=object)
+                       for c in ("memory_sha", "kind", "level")},
+                    "live": np.asarray(table["live"].to_pylist(), dtype=bool),
+                    "row": {key: i for i, key in enumerate(table["id"].to_pylist())}}
+        return self._copy("vectors", load)
+
+    # -- the store's reads, from the copies --------------------------------------------
+    def search_vectors(self, vector: np.ndarray, kind: str | None = None, limit: int = 20,
+                       levels: Sequence[str] | None = None,
+                       include_superseded: bool = False) -> list[VectorHit]:
+        """Exact cosine top `limit`, as LanceDB's flat scan computes it (ties by row)."""
+        held = self._vectors()
+        if held is None:
+            return self.store.search_vectors(vector, kind, limit, levels, include_superseded)
+        mask = np.ones(len(held["kind"]), dtype=bool)
+        if kind:
+            mask &= held["kind"] == kind
+        if levels:
+            mask &= np.isin(held["level"], list(levels))
+        if not include_superseded:
+            mask &= held["live"]
+        rows, distance = nearest(held["matrix"], held["norms"], np.flatnonzero(mask),
+                                 np.asarray(vector, np.float32), limit)
+        return [VectorHit(held["memory_sha"][row], held["kind"][row],
+                          round(1.0 - float(d), 6)) for row, d in zip(rows, distance)]
+
+    def memories(self, shas: Sequence[str]) -> dict[str, MemoryRow]:
+        held = self._memories()
+        if held is None:
+            return self.store.memories(shas)
+        found = {sha: held[sha] for sha in shas if sha in held}
+        missing = [sha for sha in dict.fromkeys(shas) if sha not in held]
+        return {**found, **self.store.memories(missing)} if missing else found
+
+    def successor(self, sha: str) -> str | None:
+        return follow_supersession(self.memories, sha)
+
+    def vectors_of(self, memory_shas: Sequence[str], kind: str) -> dict[str, np.ndarray]:
+        held = self._vectors()
+        if held is None:
+            return self.store.vectors_of(memory_shas, kind)
+        rows = {sha: held["row"].get(f"{sha}:{kind}") for sha in memory_shas}
+        return {sha: held["matrix"][i].copy() for sha, i in rows.items() if i is not None}
+
+    def signature_links_many(self, sig_shas: Sequence[str]) -> dict[str, list[SignatureLink]]:
+        held = self._signatures()
+        if held is None:
+            return self.store.signature_links_many(sig_shas)
+        out = {}
+        for sha in dict.fromkeys(sig_shas):
+            rows = held[0].get(sha)
+            if rows:
+                out[sha] = sorted((SignatureLink(r["sig_sha"], r["memory_sha"], r["tool"],
+                                                 r["project"], r["level"], r["message"])
+                                   for r in rows), key=lambda s: (s.level, s.memory_sha))
+        return out
+
+    def signatures_of(self, memory_shas: Sequence[str]) -> list[dict]:
+        held = self._signatures()
+        if held is None:
+            return self.store.signatures_of(memory_shas)
+        return [dict(row) for sha in dict.fromkeys(memory_shas)
+                for row in held[1].get(sha, ())]
+
+    def seen_many(self, sig_shas: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        """`Store.seen_many`: evidence from the copy, occurrences in one query."""
+        held = self._signatures()
+        if held is None:
+            return self.store.seen_many(sig_shas)
+        times = {sha: [r["at"] for r in held[0].get(sha, ()) if r["level"] == "L0"]
+                 for sha in sig_shas}
+        if times:
+            for r in (self.store.table("occurrences").search()
+                      .where(_in("sig_sha", sorted(times))).select(["sig_sha", "at"])
+                      .limit(10_000_000).to_list()):
+                times[r["sig_sha"]].append(r["at"])
+        return {sha: (len(ts), max(ts)[:10] if ts else None) for sha, ts in times.items()}

@@ -1,0 +1,89 @@
+"""The read path's resident copies answer exactly what the store's queries answer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from poimen import resident
+from poimen.engine import Engine
+from poimen.resident import nearest
+
+FAILURES = [
+    "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+    "error: linker `cc` not found\n  = note: No such file or directory (os error 2)",
+    "psycopg2.OperationalError: connection to server at \"localhost\", port 5432 failed",
+]
+LESSONS = [
+    "npm 7 installs peer dependencies: pin react-dom to the react major, or "
+    "--legacy-peer-deps",
+    "Rust needs a C linker: apt-get install build-essential on slim images",
+    "Postgres was not up yet in CI: wait for pg_isready before the migrations",
+]
+
+
+def _vault(tmp_path) -> Engine:
+    engine = Engine(tmp_path / "vault", project="p")
+    for failure, lesson in zip(FAILURES, LESSONS):
+        evidence = engine.ingest(failure).evidence_sha
+        engine.remember("L1", lesson, parents=[evidence])
+    old = engine.search(LESSONS[2], kind="text", limit=1)[0]["sha"]
+    engine.remember("L1", LESSONS[2] + " (and set a healthcheck)", supersedes=old,
+                    without_evidence=True)
+    engine.record_occurrence(engine.signatures(FAILURES[0])[0].sig_sha)
+    return engine
+
+
+def _same(store, copy) -> None:
+    shas = [row.sha for row in store.all_memories()] + ["0" * 64]
+    sigs = sorted({row["sig_sha"] for row in store.signatures_of(shas)}) + ["1" * 64]
+    assert copy.memories(shas) == store.memories(shas)
+    assert sorted(map(sorted, (r.items() for r in copy.signatures_of(shas)))) == \
+        sorted(map(sorted, (r.items() for r in store.signatures_of(shas))))
+    assert copy.signature_links_many(sigs) == store.signature_links_many(sigs)
+    assert copy.seen_many(sigs) == store.seen_many(sigs)
+    assert [copy.successor(s) for s in shas] == [store.successor(s) for s in shas]
+    for kind in ("text", "symptom"):
+        assert {k: v.tolist() for k, v in copy.vectors_of(shas, kind).items()} == \
+            {k: v.tolist() for k, v in store.vectors_of(shas, kind).items()}
+
+
+def test_resident_copies_answer_as_the_store_does(tmp_path):
+    engine = _vault(tmp_path)
+    store = engine.vault.store
+    copy = resident.of(store)
+    _same(store, copy)
+    query = engine.embedder.embed_one(FAILURES[1])
+    for kind, levels, superseded in (("text", ("L1", "L2"), True),
+                                     ("symptom", ("L1",), False), (None, None, False)):
+        ours = copy.search_vectors(query, kind, 10, levels, superseded)
+        theirs = store.search_vectors(query, kind, 10, levels, superseded)
+        assert [h.memory_sha for h in ours] == [h.memory_sha for h in theirs]
+        assert np.allclose([h.score for h in ours], [h.score for h in theirs], atol=2e-6)
+
+
+def test_resident_copies_follow_writes_from_another_engine(tmp_path):
+    engine = _vault(tmp_path)
+    copy = resident.of(engine.vault.store)
+    held = copy._memories()   # what the copy holds, not what a fallback query finds
+    other = Engine(tmp_path / "vault", project="p")
+    new = other.remember("L1", "A new lesson about Docker layer caching on CI runners",
+                         without_evidence=True).sha
+    assert new not in copy._memories()   # this engine has not looked yet
+    engine.vault.catch_up()
+    assert set(copy._memories()) == set(held) | {new}
+    _same(engine.vault.store, copy)
+
+
+def test_nearest_is_an_exact_sort_with_ties_by_row():
+    rng = np.random.default_rng(7)
+    matrix = rng.normal(size=(200, 8)).astype(np.float32)
+    matrix[50:90] = matrix[3]   # ties
+    norms = np.linalg.norm(matrix, axis=1)
+    rows = np.flatnonzero(rng.random(200) < 0.7)
+    query = matrix[3] + np.float32(0.01)
+    got, distance = nearest(matrix, norms, rows, query, 25)
+    full = (np.float32(1.0) - (matrix @ query)[rows] / (norms[rows] * np.linalg.norm(query))
+            ).astype(np.float32)
+    order = np.lexsort((rows, full))[:25]
+    assert got.tolist() == rows[order].tolist()
+    assert distance.tolist() == full[order].tolist()
