@@ -109,12 +109,18 @@ def main() -> None:
             result["scale"].append(entry)
     if "write" not in skip:
         print("bench: write path", flush=True)
-        result["write"] = {"ingest": write_path.ingest_rate(),
+        imported = args.work / "write-import-vault"
+        shutil.rmtree(imported, ignore_errors=True)
+        result["write"] = {"import": write_path.import_rate(keep=imported),
+                           "ingest": write_path.ingest_rate(),
                            "embeddings_per_memory": write_path.embeddings_per_memory(),
                            "embedding_batching": write_path.embedding_batching()}
         if "rebuild" in result.get("quality", {}):
             result["write"]["rebuild"] = result["quality"].pop("rebuild")
             result["write"]["rebuild"]["vault"] = "the quality vault"
+        else:
+            result["write"]["rebuild"] = write_path.rebuild_rate(imported)
+            result["write"]["rebuild"]["vault"] = "the imported vault"
     if "ann" not in skip and vaults:
         print("bench: ann", flush=True)
         base, queries = vectors_of(vaults[max(vaults)])

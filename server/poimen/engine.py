@@ -58,6 +58,14 @@ class RememberResult:
 
 
 @dataclass
+class Evidence:
+    text: str | bytes
+    source: str = "terminal"
+    tool: str | None = None
+    meta: dict | None = None
+
+
+@dataclass
 class Proposal:
     level: str
     text: str
@@ -99,7 +107,7 @@ class Engine:
         except EmbedderUnavailable:
             model_id = ""
         self.vault = Vault(Path(vault) if vault else default_vault(), self._embed_texts,
-                           model_id=model_id, project_symptoms=self._reproject,
+                           model_id=model_id, reproject=self._reproject,
                            create=create)
 
     # -- parts, loaded when first needed ------------------------------------------------
@@ -142,32 +150,45 @@ class Engine:
     def ingest(self, text: str | bytes, source: str = "terminal", tool: str | None = None,
                meta: dict | None = None) -> IngestResult:
         """Record L0 evidence (redacted); derived text is logged as excluded, not kept."""
-        if source not in SOURCES:
-            raise InputError(f"unknown source {source!r} (one of {', '.join(SOURCES)})")
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", errors="replace")
-        text = text.replace("\x00", "\ufffd")
-        cleaned = redact(text)
-        if self.settings.derived_filter:
+        return self.ingest_many([Evidence(text, source, tool, meta)])[0]
+
+    def ingest_many(self, items: Iterable["Evidence"]) -> list[IngestResult]:
+        """`ingest` for several pieces of evidence, logged in one durable append."""
+        items = list(items)
+        for item in items:
+            if item.source not in SOURCES:
+                raise InputError(f"unknown source {item.source!r} (one of {', '.join(SOURCES)})")
+        if self.settings.derived_filter and items:
             self.artifacts.refresh()  # skills drafted since this engine started
-            match = self.artifacts.check(cleaned.text)
+        records, results = [], []
+        for item in items:
+            text = item.text
+            if isinstance(text, bytes):
+                text = text.decode("utf-8", errors="replace")
+            cleaned = redact(text.replace("\x00", "\ufffd"))
+            match = self.artifacts.check(cleaned.text) if self.settings.derived_filter else None
             if match is not None:
-                self.vault.commit([{
-                    "type": "derived_excluded", "source": source, "project": self.project,
+                records.append({
+                    "type": "derived_excluded", "source": item.source, "project": self.project,
                     "text_sha": sha256_text(cleaned.text), "matched": derived_json(match),
-                    "meta": meta or {}}])
-                return IngestResult(None, [], match, cleaned.findings, new=False)
-        signatures = extract(cleaned.text, tool=tool)
-        record = {
-            "type": "evidence", "text": cleaned.text, "source": source,
-            "tool": tool or (signatures[0].tool if signatures else ""),
-            "project": self.project, "meta": meta or {},
-            "signatures": [{"sig_sha": s.sig_sha, "tool": s.tool, "kind": s.kind,
-                            "family": s.family, "message": s.message} for s in signatures]}
-        if not self.settings.derived_filter:
-            record["derived_filter"] = "disabled"
-        ((sha, new),) = self.vault.commit([record])
-        return IngestResult(sha, signatures, None, cleaned.findings, new)
+                    "meta": item.meta or {}})
+                results.append(IngestResult(None, [], match, cleaned.findings, new=False))
+                continue
+            signatures = extract(cleaned.text, tool=item.tool)
+            record = {
+                "type": "evidence", "text": cleaned.text, "source": item.source,
+                "tool": item.tool or (signatures[0].tool if signatures else ""),
+                "project": self.project, "meta": item.meta or {},
+                "signatures": [{"sig_sha": s.sig_sha, "tool": s.tool, "kind": s.kind,
+                                "family": s.family, "message": s.message} for s in signatures]}
+            if not self.settings.derived_filter:
+                record["derived_filter"] = "disabled"
+            records.append(record)
+            results.append(IngestResult(None, signatures, None, cleaned.findings))
+        for result, (sha, new) in zip(results, self.vault.commit(records) if records else []):
+            if result.derived is None:
+                result.evidence_sha, result.new = sha, new
+        return results
 
     def remember(self, level: str, text: str, parents: Sequence[str] = (),
                  supersedes: str | None = None, without_evidence: bool = False
@@ -195,11 +216,14 @@ class Engine:
                 verdicts.append(verdict)
                 records.append(self._gate_record(proposal, clean.text, verdict))
                 batch_texts.setdefault(clean.text, len(records) - 1)
-            projections = []
-            for verdict, record in zip(verdicts, records):
-                if verdict.verdict == "accepted":
-                    projections.append((record_sha(record), self.generator.project(
-                        record["text"], self.vault.evidence_messages(record["parents"]))))
+            kept = [record for verdict, record in zip(verdicts, records)
+                    if verdict.verdict == "accepted"]
+            accepted = list(zip([record_sha(r) for r in kept], [r["text"] for r in kept],
+                                self.vault.evidence_messages_many([r["parents"] for r in kept])))
+            if hasattr(self.generator, "warm"):  # one embedding batch for all of them
+                self.generator.warm([(text, evidence) for _, text, evidence in accepted])
+            projections = [(sha, self.generator.project(text, evidence))
+                           for sha, text, evidence in accepted]
             self.vault.embed([p.text for _, p in projections if p.text])
             # one append: a memory is never acknowledged without its projection
             shas = self.vault.commit(records + [projection_record(sha, p)
@@ -229,8 +253,12 @@ class Engine:
             record["without_evidence"] = True
         return record
 
-    def _reproject(self, text: str, evidence: list[str]) -> dict:
-        return projection_record("", self.generator.project(text, evidence))
+    def _reproject(self, items: list[tuple[str, list[str]]]) -> list[str]:
+        """Projection shas the generator gives now (rebuild compares them with the log)."""
+        if hasattr(self.generator, "warm"):
+            self.generator.warm(items)
+        return [projection_record("", self.generator.project(text, evidence))["projection_sha"]
+                for text, evidence in items]
 
     def record_occurrence(self, sig_sha: str, project: str | None = None,
                           request_id: str | None = None) -> bool:

@@ -41,7 +41,7 @@ class Applied:
 class Vault:
     def __init__(self, path: Path, embed: Callable[[list[str]], np.ndarray],
                  model_id: str = "",
-                 project_symptoms: Callable[[str, list[str]], dict] | None = None,
+                 reproject: Callable[[list[tuple[str, list[str]]]], list[str]] | None = None,
                  create: bool = True):
         self.path = Path(path).expanduser()
         if not create and not (self.path / "log").is_dir():
@@ -52,24 +52,15 @@ class Vault:
         self.store = Store(self.path / "lance")
         self._embed = embed
         self.model_id = model_id
-        self._project_symptoms = project_symptoms
-        self._vector_cache: dict[str, np.ndarray] = {}
+        self._reproject = reproject  # (memory, evidence) pairs -> projection shas, for rebuilds
         self._since_optimize = 0
         self.repairs = self.log.open()
         self.catch_up()
 
     # -- embedding ----------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for texts, memoised so pre-embedding outside the lock pays off."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vector_cache]
-        if missing:
-            for text, vec in zip(missing, self._embed(missing)):
-                self._vector_cache[text] = vec
-        vectors = np.stack([self._vector_cache[t] for t in texts]) if texts else \
-            np.zeros((0, DIM), np.float32)
-        if len(self._vector_cache) > 4096:
-            self._vector_cache.clear()
-        return vectors
+        """Vectors for texts (the embedder memoises, so pre-embedding outside the lock pays)."""
+        return self._embed(list(texts)) if texts else np.zeros((0, DIM), np.float32)
 
     # -- the watermark ----------------------------------------------------------------
     def _watermark_path(self) -> Path:
@@ -172,11 +163,17 @@ class Vault:
     def _apply(self, entries: list[Entry], upsert: bool, check: bool = False) -> Applied:
         batch = _Batch(self.store)
         applied = Applied()
+        batch.prefetch_signatures([p for e in entries if e.rec.get("type") in ("memory", "reinforced")
+                                   for p in e.rec.get("parents", ())])
         for entry in entries:
             handler = getattr(self, "_on_" + str(entry.rec.get("type")), None)
             if handler is not None:
                 handler(entry, batch, applied, check)
             applied.records += 1
+        if batch.checks:  # re-projected together: one embedding batch
+            again = self._reproject([(text, evidence) for _, text, evidence, _ in batch.checks])
+            applied.projection_drift += [memory for (memory, _, _, logged), sha
+                                         in zip(batch.checks, again) if sha != logged]
         texts = [row["_text"] for row in batch.rows["vectors"].values()]
         vectors = self.embed(texts)
         for row, vec in zip(batch.rows["vectors"].values(), vectors):
@@ -221,13 +218,11 @@ class Vault:
     def _on_projection(self, entry: Entry, batch: "_Batch", applied: Applied, check: bool):
         rec = entry.rec
         text = "\n".join(line["text"] for line in rec["lines"])
-        if check and self._project_symptoms is not None:
+        if check and self._reproject is not None:
             memory = batch.memory(rec["memory"])
             if memory is not None:
-                again = self._project_symptoms(memory["text"], self.evidence_messages(
-                    memory["parents"], batch))
-                if again["projection_sha"] != rec["projection_sha"]:
-                    applied.projection_drift.append(rec["memory"])
+                batch.checks.append((rec["memory"], memory["text"], self.evidence_messages(
+                    memory["parents"], batch), rec["projection_sha"]))
         batch.rows["projections"][rec["memory"]] = {
             "memory_sha": rec["memory"], "text": text, "lines": canonical(rec["lines"]),
             "dropped": canonical(rec.get("dropped", [])), "model_id": rec["model_id"],
@@ -247,14 +242,23 @@ class Vault:
     def evidence_messages(self, parents: Sequence[str], batch: "_Batch | None" = None
                           ) -> list[str]:
         """Normalised failure messages in the given evidence (parents), in order."""
-        messages = []
-        for parent in parents:
-            sigs = (batch.signatures_for(parent) if batch is not None
-                    else self.store.signatures_of([parent]))
-            for sig in sorted(sigs, key=lambda s: s["id"]):
-                if sig["level"] == "L0" and sig["message"] not in messages:
-                    messages.append(sig["message"])
-        return messages
+        return self.evidence_messages_many([parents], batch)[0]
+
+    def evidence_messages_many(self, parent_lists: Sequence[Sequence[str]],
+                               batch: "_Batch | None" = None) -> list[list[str]]:
+        """`evidence_messages` for several memories, with one store query."""
+        if batch is None:
+            batch = _Batch(self.store)
+            batch.prefetch_signatures([p for parents in parent_lists for p in parents])
+        out = []
+        for parents in parent_lists:
+            messages = []
+            for parent in parents:
+                for sig in sorted(batch.signatures_for(parent), key=lambda s: s["id"]):
+                    if sig["level"] == "L0" and sig["message"] not in messages:
+                        messages.append(sig["message"])
+            out.append(messages)
+        return out
 
 
 class _Batch:
@@ -265,6 +269,8 @@ class _Batch:
         self.rows: dict[str, dict[str, dict]] = {t: {} for t in (
             "memories", "vectors", "signatures", "occurrences", "projections")}
         self.changes: dict[str, dict] = {}   # memory sha -> column changes (stored rows)
+        self.checks: list[tuple[str, str, list[str], str]] = []  # (memory, text, evidence, logged sha)
+        self._stored_signatures: dict[str, list[dict]] = {}  # memory sha -> stored links
 
     def memory(self, sha: str) -> dict | None:
         if sha in self.rows["memories"]:
@@ -308,10 +314,23 @@ class _Batch:
             "family": sig.get("family", ""), "message": sig.get("message", ""),
             "project": project, "at": at})  # the first link stands, as in the store
 
+    def prefetch_signatures(self, memory_shas: Sequence[str]) -> None:
+        """Read the stored signature links of these memories in one query."""
+        wanted = [s for s in dict.fromkeys(memory_shas) if s not in self._stored_signatures]
+        if wanted:
+            for sha in wanted:
+                self._stored_signatures[sha] = []
+            for row in self.store.signatures_of(wanted):
+                self._stored_signatures[row["memory_sha"]].append(row)
+
     def signatures_for(self, memory_sha: str) -> list[dict]:
         pending = [r for r in self.rows["signatures"].values()
                    if r["memory_sha"] == memory_sha]
-        return pending or self.store.signatures_of([memory_sha])
+        if pending:
+            return pending
+        if memory_sha not in self._stored_signatures:
+            self.prefetch_signatures([memory_sha])
+        return self._stored_signatures[memory_sha]
 
     def link_parent_signatures(self, memory_sha: str, level: str, project: str,
                                parents: Sequence[str], at: str) -> None:

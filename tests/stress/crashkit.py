@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from poimen.commands.memory import IMPORT_BATCH
 from secrets_corpus import PLANTED
 
 FAULTY_MEM = Path(__file__).with_name("faulty_mem.py")
@@ -92,7 +93,8 @@ def run_trial(vault: Path, number: int, rng: random.Random, work: Path) -> Trial
             path = work / f"t{number}-{i}.log"
             path.write_text(text)
             files.append(str(path))
-        args, writes = ["ingest", "--source", "ci", *files], len(files)
+        # one log append per IMPORT_BATCH files; N past the last lets some trials finish
+        args, writes = ["ingest", "--source", "ci", *files], -(-len(files) // IMPORT_BATCH) + 1
     else:
         lines = []
         for i in range(rng.randint(4, 12)):
@@ -101,7 +103,8 @@ def run_trial(vault: Path, number: int, rng: random.Random, work: Path) -> Trial
             lines.append(json.dumps({"text": _lesson(rng, f"{tag}.{i}"), "evidence": text}))
         path = work / f"t{number}.jsonl"
         path.write_text("\n".join(lines) + "\n")
-        args, writes = ["--json", "import", str(path)], len(lines) + 2
+        # per batch of lines: one append of evidence, one of memories with projections
+        args, writes = ["--json", "import", str(path)], 2 * -(-len(lines) // IMPORT_BATCH) + 1
     kind = ("log", "lance", "timer")[number % 3]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     if kind == "log":

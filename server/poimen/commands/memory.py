@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ..engine import SOURCES, InputError, Proposal
+from ..engine import SOURCES, Evidence, InputError, Proposal
 from ._common import emit, engine, read_input
 from .vault import progress_bar
 
@@ -57,12 +57,14 @@ def register(app: typer.Typer) -> None:
                         fg="red", err=True)
             opts_engine.settings.derived_filter = False
         results = []
-        for name in files:
-            result = opts_engine.ingest(read_input(name), source=source, tool=tool,
-                                        meta={"file": name})
-            results.append({"file": name, **result.to_json()})
-            if not ctx.find_root().obj.json:
-                typer.echo(f"{name}: {_ingest_line(result)}")
+        for start in range(0, len(files), IMPORT_BATCH):
+            names = files[start:start + IMPORT_BATCH]
+            got = opts_engine.ingest_many(Evidence(read_input(name), source, tool, {"file": name})
+                                          for name in names)
+            for name, result in zip(names, got):
+                results.append({"file": name, **result.to_json()})
+                if not ctx.find_root().obj.json:
+                    typer.echo(f"{name}: {_ingest_line(result)}")
         if ctx.find_root().obj.json:
             emit(ctx, {"results": results})
 
@@ -95,12 +97,13 @@ def register(app: typer.Typer) -> None:
             task = bar.add_task("importing", total=len(items))
             for start in range(0, len(items), IMPORT_BATCH):
                 part = items[start:start + IMPORT_BATCH]
+                ingested = iter(eng.ingest_many(
+                    Evidence(evidence, item.get("source", "note"), item.get("tool"))
+                    for item in part for evidence in item["evidence"]))
                 proposals = []
                 for item in part:
                     parents = list(item.get("parents", []))
-                    for evidence in item["evidence"]:
-                        got = eng.ingest(evidence, source=item.get("source", "note"),
-                                         tool=item.get("tool"))
+                    for got in (next(ingested) for _ in item["evidence"]):
                         if got.evidence_sha:
                             parents.append(got.evidence_sha)
                     proposals.append(Proposal(
