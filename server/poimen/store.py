@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from datetime import timedelta
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +132,7 @@ class Store:
         self.db = load_lancedb().connect(str(self.path))
         self._tables: dict = {}
         self._fts_ready = False
+        self._fts_lock = threading.Lock()
 
     def table(self, name: str):
         if name not in self._tables:
@@ -264,14 +266,17 @@ class Store:
         return [TextHit(r["sha"], round(float(r["_score"]), 6)) for r in rows]
 
     def _ensure_fts(self) -> None:
+        """The full-text index exists (made once; legs search concurrently)."""
         if self._fts_ready:
             return
         from lancedb.index import FTS
 
-        tbl = self.table("memories")
-        if not any(getattr(i, "columns", None) == ["text"] for i in tbl.list_indices()):
-            tbl.create_index("text", config=FTS(), replace=True)
-        self._fts_ready = True
+        with self._fts_lock:
+            tbl = self.table("memories")
+            if not self._fts_ready and not any(getattr(i, "columns", None) == ["text"]
+                                               for i in tbl.list_indices()):
+                tbl.create_index("text", config=FTS(), replace=True)
+            self._fts_ready = True
 
     def reindex_fulltext(self) -> None:
         """Rebuild the FTS index so it covers every row (after bulk writes)."""
