@@ -206,10 +206,12 @@ class Engine:
             self.vault.catch_up()
             records, verdicts = [], []
             batch_texts: dict[str, int] = {}
+            known = self.store.memories([sha for p in proposals for sha in p.parents]
+                                        + [p.supersedes for p in proposals if p.supersedes])
             for proposal, clean, vector in zip(proposals, cleaned, vectors):
                 verdict = judge(self.store, proposal.level, clean.text, proposal.parents,
                                 proposal.supersedes, proposal.without_evidence, vector,
-                                self.settings.near_duplicate)
+                                self.settings.near_duplicate, known)
                 twin = batch_texts.get(clean.text)
                 if verdict.verdict == "accepted" and twin is not None:
                     verdict = Verdict("rejected", "duplicate of another proposal in this batch")

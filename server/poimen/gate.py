@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .store import Store
+from .store import MemoryRow, Store
 
 MAX_TEXT = 20_000
 
@@ -21,15 +21,17 @@ class Verdict:
 
 def judge(store: Store, level: str, text: str, parents: Sequence[str],
           supersedes: str | None, without_evidence: bool, vector: np.ndarray | None,
-          near_duplicate: float) -> Verdict:
-    """Decide one proposal against the live store."""
+          near_duplicate: float, known: dict[str, MemoryRow] | None = None) -> Verdict:
+    """Decide one proposal against the live store (`known`: its rows of the proposal's
+    parents and superseded memory, when the caller read them for a whole batch)."""
     if level not in ("L1", "L2"):
         return Verdict("rejected", f"level must be L1 or L2, not {level!r}")
     if not text.strip():
         return Verdict("rejected", "text is required")
     if len(text) > MAX_TEXT:
         return Verdict("rejected", f"text is longer than {MAX_TEXT} characters")
-    known = store.memories(list(parents) + ([supersedes] if supersedes else []))
+    if known is None:
+        known = store.memories(list(parents) + ([supersedes] if supersedes else []))
     for parent in parents:
         if parent not in known:
             return Verdict("rejected", f"unknown parent {parent}")
