@@ -145,8 +145,8 @@ class Store:
         return self._tables[name]
 
     def refresh(self) -> None:
-        """See other processes' commits."""
-        for tbl in self._tables.values():
+        """See other processes' commits (another thread may be opening a table)."""
+        for tbl in list(self._tables.values()):
             tbl.checkout_latest()
 
     def drop(self) -> None:
