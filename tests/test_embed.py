@@ -66,9 +66,16 @@ def test_memoised_and_pinned_vectors_are_the_computed_ones(embedder):
     assert np.array_equal(pinned.embed(["a pinned text"]), embedder.embed(["a pinned text"]))
 
 
-def test_worker_threads_do_not_change_a_bit(monkeypatch):
+def test_worker_threads_do_not_change_a_bit():
     texts = [f"TypeError: {'x' * n} is not a function (module {n})" for n in range(0, 60, 3)]
-    monkeypatch.setenv("POIMEN_EMBED_THREADS", "1")
-    one = Embedder().embed(texts)
-    monkeypatch.setenv("POIMEN_EMBED_THREADS", "3")
-    assert np.array_equal(Embedder().embed(texts), one)
+    one = Embedder(EmbedderConfig(threads=1)).embed(texts)
+    assert np.array_equal(Embedder(EmbedderConfig(threads=3)).embed(texts), one)
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1", "1000"])
+def test_an_unusable_thread_count_is_a_clear_error(monkeypatch, value):
+    monkeypatch.setenv("POIMEN_EMBED_THREADS", value)
+    with pytest.raises(EmbedderUnavailable, match="POIMEN_EMBED_THREADS"):
+        EmbedderConfig.from_env()
+    monkeypatch.setenv("POIMEN_EMBED_THREADS", "2")
+    assert EmbedderConfig.from_env().threads == 2

@@ -4,7 +4,7 @@ Each text is embedded on its own (no padding), so a vector never depends on the
 batch it was computed in: live writes and `mem rebuild --from-log` give bit-equal
 vectors. Texts of equal token length are still run together, since they need no
 padding either. Runs use one ONNX thread each and are spread over a few worker
-threads (whole texts in parallel beat one text split over threads on a busy CPU, and
+threads (`POIMEN_EMBED_THREADS`; whole texts in parallel beat one text split over threads on a busy CPU, and
 the thread count does not change a bit of the result). Vectors are memoised by text,
 and vectors known in advance (the symptom catalogue's) can be pinned.
 """
@@ -29,16 +29,11 @@ MEMO_SIZE = 4096   # texts whose vectors are kept (1.5 KB each)
 RUN_ROWS = 16      # texts of one token length per ONNX run
 
 
-def _workers() -> int:
-    """ONNX runs in flight at once: `POIMEN_EMBED_THREADS`, else the usable CPUs (≤ 4)."""
-    configured = os.environ.get("POIMEN_EMBED_THREADS", "")
-    if configured.isdigit() and int(configured) > 0:
-        return int(configured)
+def _usable_cpus() -> int:
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:
-        cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
+        return os.cpu_count() or 1
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -66,13 +61,18 @@ class EmbedderConfig:
     model_path: Path | None = None
     tokenizer_path: Path | None = None
     model_id: str | None = None
+    threads: int | None = None  # ONNX runs in flight at once; None = usable CPUs, at most 4
 
     @classmethod
     def from_env(cls) -> "EmbedderConfig":
         model = os.environ.get("POIMEN_MODEL")
         tok = os.environ.get("POIMEN_TOKENIZER")
+        threads = os.environ.get("POIMEN_EMBED_THREADS", "").strip()
+        if threads and not (threads.isdigit() and 0 < int(threads) <= 64):
+            raise EmbedderUnavailable(
+                f"POIMEN_EMBED_THREADS must be a whole number from 1 to 64, not {threads!r}")
         return cls(Path(model) if model else None, Path(tok) if tok else None,
-                   os.environ.get("POIMEN_MODEL_ID"))
+                   os.environ.get("POIMEN_MODEL_ID"), int(threads) if threads else None)
 
 
 class Embedder:
@@ -88,6 +88,7 @@ class Embedder:
         self.model_id = config.model_id or (
             DEFAULT_MODEL_ID if config.model_path is None
             else f"onnx:{_file_sha(self.model_path)[:12]}")
+        self.threads = config.threads or max(1, min(4, _usable_cpus()))
         self._lock = threading.Lock()
         self._session = None
         self._tokenizer = None
@@ -177,12 +178,12 @@ class Embedder:
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[rows] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
-        if len(runs) == 1 or _workers() == 1:
+        if len(runs) == 1 or self.threads == 1:
             for rows in runs:
                 run(rows)
         else:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(_workers(), thread_name_prefix="poimen-embed")
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="poimen-embed")
             list(self._pool.map(run, runs))
         return out
 
