@@ -52,3 +52,21 @@ def test_repeats_in_an_ingest_batch_are_logged_once_and_not_new(tmp_path):
     assert engine.store.count("memories") == 2
     again = engine.ingest_many([Evidence(texts[1], "ci")])
     assert again[0].evidence_sha == results[1].evidence_sha and not again[0].new
+
+
+def test_housekeeping_keeps_the_fulltext_index_whole(tmp_path, monkeypatch):
+    """Housekeeping folds new rows into the existing FTS index instead of rebuilding it."""
+    from poimen import vault as vault_module
+
+    monkeypatch.setattr(vault_module, "OPTIMIZE_EVERY", 4)
+    engine = Engine(tmp_path / "v", project="demo", settings=Settings())
+    _batched(engine)
+    (index,) = [i for i in engine.store.table("memories").list_indices()
+                if i.columns == ["text"]]
+    added = engine.ingest_many(Evidence(f"error: record {n} past the housekeeping mark", "ci")
+                               for n in range(4))
+    stats = engine.store.table("memories").index_stats(index.name)
+    assert stats.num_unindexed_rows == 0
+    assert stats.num_indexed_rows == engine.store.count("memories") == 2 * len(CASES) + 4
+    assert added[2].evidence_sha in {h.memory_sha for h in engine.store.search_fulltext(
+        "record 2 past the housekeeping mark", limit=3)}

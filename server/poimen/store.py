@@ -278,6 +278,11 @@ class Store:
                 tbl.create_index("text", config=FTS(), replace=True)
             self._fts_ready = True
 
+    def ensure_fulltext(self) -> None:
+        """Create the FTS index if it is missing (`optimize` folds new rows into it)."""
+        if self.table("memories").count_rows():
+            self._ensure_fts()
+
     def reindex_fulltext(self) -> None:
         """Rebuild the FTS index so it covers every row (after bulk writes)."""
         if self.table("memories").count_rows():

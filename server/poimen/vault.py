@@ -109,8 +109,8 @@ class Vault:
     def _housekeeping(self, applied: int) -> None:
         self._since_optimize += applied
         if self._since_optimize >= OPTIMIZE_EVERY:
-            self.store.optimize()
-            self.store.reindex_fulltext()
+            self.store.optimize()  # also brings the FTS index up to date, in place
+            self.store.ensure_fulltext()
             self._since_optimize = 0
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None,
