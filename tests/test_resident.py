@@ -82,7 +82,8 @@ def test_nearest_is_an_exact_sort_with_ties_by_row():
     rows = np.flatnonzero(rng.random(200) < 0.7)
     query = matrix[3] + np.float32(0.01)
     got, distance = nearest(matrix, norms, rows, query, 25)
-    full = (np.float32(1.0) - (matrix @ query)[rows] / (norms[rows] * np.linalg.norm(query))
+    dots = np.einsum("ij,j->i", matrix, query)
+    full = (np.float32(1.0) - dots[rows] / (norms[rows] * np.linalg.norm(query))
             ).astype(np.float32)
     order = np.lexsort((rows, full))[:25]
     assert got.tolist() == rows[order].tolist()

@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from .embed import DIM
-from .store import (ANN_MIN_VECTORS, MemoryRow, SignatureLink, Store, VectorHit, _in,
+from .store import (ANN_MIN_VECTORS, LEVELS, MemoryRow, SignatureLink, Store, VectorHit, _in,
                     follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
@@ -36,8 +36,8 @@ def of(store: Store) -> "Resident":
 def nearest(matrix: np.ndarray, norms: np.ndarray, rows: np.ndarray, query: np.ndarray,
             limit: int) -> tuple[np.ndarray, np.ndarray]:
     """The `limit` rows (of `rows`) with the least cosine distance to `query`, ties by
-    row: (rows, distances). Dot products over the whole matrix (no copy of it)."""
-    dots = matrix @ query
+    row: (rows, distances). Dot products over the whole (contiguous) matrix, no copy."""
+    dots = np.einsum("ij,j->i", matrix, query)   # one pass over memory, no BLAS threads
     distance = (np.float32(1.0) - dots[rows] / (norms[rows] * np.linalg.norm(query))
                 ).astype(np.float32)
     keep = np.arange(len(rows))
@@ -91,13 +91,23 @@ class Resident:
             if tbl.count_rows() > MAX_ROWS:
                 return None
             table = tbl.to_arrow()
+            kind = np.asarray(table["kind"].to_pylist(), dtype=object)
+            order = np.argsort(kind, kind="stable")   # each kind one contiguous block
             matrix = np.asarray(table["vector"].combine_chunks().flatten(), np.float32)
-            return {"matrix": matrix.reshape(-1, DIM),
-                    "norms": np.linalg.norm(matrix.reshape(-1, DIM), axis=1),
-                    **{c: np.asarray(table[c].to_pylist(), dtype=object)
-                       for c in ("memory_sha", "kind", "level")},
-                    "live": np.asarray(table["live"].to_pylist(), dtype=bool),
-                    "row": {key: i for i, key in enumerate(table["id"].to_pylist())}}
+            matrix = np.ascontiguousarray(matrix.reshape(-1, DIM)[order])
+            level = np.asarray(table["level"].to_pylist(), dtype=object)[order]
+            ids = np.asarray(table["id"].to_pylist(), dtype=object)[order]
+            kind = kind[order]
+            return {"matrix": matrix, "norms": np.linalg.norm(matrix, axis=1),
+                    "memory_sha": np.asarray(table["memory_sha"].to_pylist(),
+                                             dtype=object)[order],
+                    "kind": kind, "live": np.asarray(table["live"].to_pylist(), bool)[order],
+                    "level": np.asarray([LEVELS.index(v) if v in LEVELS else -1
+                                         for v in level], np.int8),
+                    "blocks": {k: (int(np.searchsorted(kind, k, "left")),
+                                   int(np.searchsorted(kind, k, "right")))
+                               for k in dict.fromkeys(kind.tolist())},
+                    "row": {key: i for i, key in enumerate(ids.tolist())}}
         return self._copy("vectors", load)
 
     # -- the store's reads, from the copies --------------------------------------------
@@ -108,15 +118,16 @@ class Resident:
         held = self._vectors()
         if held is None:
             return self.store.search_vectors(vector, kind, limit, levels, include_superseded)
-        mask = np.ones(len(held["kind"]), dtype=bool)
-        if kind:
-            mask &= held["kind"] == kind
+        start, stop = held["blocks"].get(kind, (0, 0)) if kind else (0, len(held["kind"]))
+        mask = np.ones(stop - start, dtype=bool)
         if levels:
-            mask &= np.isin(held["level"], list(levels))
+            mask &= np.isin(held["level"][start:stop], [LEVELS.index(v) for v in levels
+                                                         if v in LEVELS])
         if not include_superseded:
-            mask &= held["live"]
-        rows, distance = nearest(held["matrix"], held["norms"], np.flatnonzero(mask),
-                                 np.asarray(vector, np.float32), limit)
+            mask &= held["live"][start:stop]
+        rows, distance = nearest(held["matrix"][start:stop], held["norms"][start:stop],
+                                 np.flatnonzero(mask), np.asarray(vector, np.float32), limit)
+        rows += start
         return [VectorHit(held["memory_sha"][row], held["kind"][row],
                           round(1.0 - float(d), 6)) for row, d in zip(rows, distance)]
 
