@@ -1,4 +1,5 @@
-"""Concurrent writers: 4 `mem import` processes on one vault, plus a reader doing lookups.
+"""Concurrent writers: 4 `mem import` processes on one vault, plus a reader doing lookups
+in process and through a `mem serve` on the same vault.
 
 100 memories per writer here; `make stress` runs 4 × 250 (tests/stress).
 """
@@ -24,6 +25,8 @@ def test_four_writers_and_a_reader_lose_nothing_and_duplicate_nothing(tmp_path):
     assert reader["torn"] == []
     assert reader["lookups"] > 0 and reader["fresh_reads"] > 0
     assert reader["memories_read"] > 0, "the reader never saw a memory the writers wrote"
+    assert reader["served"] > 0 and reader["served_lessons"] > 0, \
+        "mem serve never answered with a lesson the writers wrote"
 
 
 def test_a_long_lived_reader_sees_memories_written_by_another_process(tmp_path):

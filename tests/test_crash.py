@@ -18,6 +18,8 @@ def test_writers_killed_inside_writes_keep_every_acknowledged_record(tmp_path):
     totals = run_trials(tmp_path / "vault", 8, seed=8, work=tmp_path / "work")
     assert totals["trials"] == 8
     assert set(totals["faults"]) == {"log", "lance", "timer"}
+    assert set(totals["writers"]) == {"ingest", "import", "lsp"}
+    assert totals["occurrences"] > 0              # hovers the LSP server answered and logged
     assert totals["killed"] >= 4                  # most trials die mid-write
     assert totals["acked"] > 0 and totals["found"] == totals["acked"]
     assert totals["repairs"] >= 1                 # at least one torn tail was cut and noted

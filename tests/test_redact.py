@@ -125,3 +125,50 @@ def test_fuzz_planted_secret_is_removed_whatever_surrounds_it(planted, before, a
     out = redact(text).text
     for secret in planted.secrets:
         assert secret not in out
+
+
+# -- through the whole write and read path -------------------------------------------------
+def _bytes_under(root) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
+
+
+def test_planted_corpus_reaches_no_file_no_table_and_no_response(tmp_path):
+    """Every planted log goes in as evidence, as a lesson's text, as a reference and as a
+    lookup; afterwards no secret is in any byte under the vault (log, LanceDB tables and
+    indexes, manifests) nor in any answer, and the markers are in the stored text."""
+    import json
+
+    from poimen.engine import Engine
+    from poimen.references import add as add_references
+
+    engine = Engine(tmp_path / "vault", project="secrets")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    answers = []
+    for i, planted in enumerate(PLANTED):
+        evidence = engine.ingest(planted.log, source="ci")
+        stored = engine.memory(evidence.evidence_sha)["text"]
+        assert f"<redacted:{planted.kind}>" in stored
+        engine.remember("L1", f"Lesson {i}: the job printed this and failed:\n{planted.log}",
+                        parents=[evidence.evidence_sha])
+        (docs / f"doc{i}.md").write_text(f"# Runbook {i}\n\n## Output\n\n{planted.log}\n")
+    add_references(engine.vault, [docs], "secrets")
+    for planted in PLANTED:
+        answers.append(json.dumps(engine.context({"signature_source": planted.log,
+                                                  "task": planted.log, "budget": 4000})))
+        answers.append(json.dumps(engine.search(planted.log, limit=5)))
+    text = _bytes_under(tmp_path / "vault").decode("utf-8", errors="replace") + "".join(answers)
+    planted_secrets = {s for p in PLANTED for s in p.secrets}
+    assert len(planted_secrets) >= 25
+    found = sorted(s for s in planted_secrets if s in text)
+    assert found == [], f"{len(found)} of {len(planted_secrets)} secrets reached the vault"
+    assert sum(a.count("<redacted:") for a in answers) > 0   # answers show the redaction
+
+
+def test_lookalikes_reach_the_vault_verbatim(tmp_path):
+    from poimen.engine import Engine
+
+    engine = Engine(tmp_path / "vault", project="secrets")
+    for text in LOOKALIKES:
+        sha = engine.ingest(f"error: deploy failed\n{text}\n").evidence_sha
+        assert text in engine.memory(sha)["text"]

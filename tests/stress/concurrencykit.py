@@ -1,4 +1,5 @@
-"""Several `mem import` writers on one vault at once, with a reader doing lookups.
+"""Several `mem import` writers on one vault at once, with a reader doing lookups, in
+process and through a `mem serve` started on the same vault before the writers.
 
 Each writer imports its own lessons plus the same shared ones (every writer proposes
 them, so the vault must hold each exactly once). Afterwards: every writer exited 0
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import socket
 import subprocess
 import sys
 import time
@@ -47,11 +49,33 @@ def lessons(writer: int, count: int) -> list[dict]:
     return items
 
 
+def serve(vault: Path, work: Path) -> tuple[subprocess.Popen, str]:
+    """`mem serve` on a free loopback port, answering once it is up."""
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("mem")), "--vault", str(vault),
+                             "--project", "conc", "serve", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=open(work / "serve.log", "wb"))
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(1200):
+        assert proc.poll() is None, (work / "serve.log").read_text()[-2000:]
+        try:
+            httpx.get(url + "/health", timeout=1)
+            return proc, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("mem serve did not start")
+
+
 def run(vault: Path, work: Path, writers: int = 4, per_writer: int = 250) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     assert mem("--vault", str(vault), "--project", "conc", "init")[0] == 0
     stop = work / "stop"
-    reader = subprocess.Popen([sys.executable, str(READER), str(vault), str(stop)],
+    server, url = serve(vault, work)
+    reader = subprocess.Popen([sys.executable, str(READER), str(vault), str(stop), url],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     procs = []
     for w in range(writers):
@@ -65,6 +89,8 @@ def run(vault: Path, work: Path, writers: int = 4, per_writer: int = 250) -> dic
     seconds = time.monotonic() - started
     stop.write_text("")
     read_out, read_err = reader.communicate(timeout=600)
+    server.terminate()
+    server.wait(timeout=60)
     for proc, (out, err) in zip(procs, results):
         text = err.decode(errors="replace")
         assert proc.returncode == 0, f"writer failed ({proc.returncode}): {text[-2000:]}"

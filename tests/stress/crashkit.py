@@ -1,10 +1,10 @@
 """Crash trials: real `mem` writers killed with SIGKILL inside their writes, then checks.
 
 A trial runs `mem ingest` (one acknowledgement line per file, printed after its append
-returns) or `mem import` (acknowledged when it prints its result) through
-`faulty_mem.py`, which kills the process inside its N-th log write (a torn record) or
-during its N-th LanceDB write; a third kind of trial kills it from outside at a random
-moment. Afterwards the vault must open, `mem verify` must pass, every acknowledged
+returns), `mem import` (acknowledged when it prints its result) or `mem lsp` (each hover
+answered as Tier 1 acknowledges the occurrence it recorded) through `faulty_mem.py`,
+which kills the process inside its N-th log write (a torn record) or during its N-th
+LanceDB write; a third kind of trial kills it from outside at a random moment. Afterwards the vault must open, `mem verify` must pass, every acknowledged
 record must be in the log and the tables, `mem rebuild --from-log` must reproduce the
 live tables exactly, and no planted secret may be anywhere in the vault.
 """
@@ -14,17 +14,20 @@ import contextlib
 import io
 import json
 import os
+import queue
 import random
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from poimen.commands.memory import IMPORT_BATCH
 from secrets_corpus import PLANTED
+from stress.lspwire import Wire
 
 FAULTY_MEM = Path(__file__).with_name("faulty_mem.py")
 TABLES = ("memories", "vectors", "signatures", "occurrences", "projections")
@@ -40,14 +43,23 @@ _FAILURES = (
 )
 
 
+# Known failures the LSP trials forward as diagnostics (each has a lesson: Tier 1).
+KNOWN = ("ModuleNotFoundError: No module named 'yaml'",
+         "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+         "error[E0432]: unresolved import `crate::config`",
+         "FATAL: password authentication failed for user \"deploy\"")
+PROJECT = "crash"
+
+
 @dataclass
 class Trial:
     number: int
-    writer: str              # "ingest" | "import"
+    writer: str              # "ingest" | "import" | "lsp"
     fault: str               # "log:N" | "lance:N" | "timer:S"
     killed: bool
     acked: set[str] = field(default_factory=set)
     secrets: list[str] = field(default_factory=list)
+    occurrences: set[str] = field(default_factory=set)   # acknowledged occurrence records
 
 
 def mem(*args: str) -> tuple[int, str]:
@@ -79,13 +91,74 @@ def _lesson(rng: random.Random, tag: str) -> str:
     return f"Run {tag}: the job failed until we fixed the {picked}; see ticket {rng.randrange(10**6)}."
 
 
+def seed_known(vault: Path, work: Path) -> set[str]:
+    """A lesson for each KNOWN failure (not killed); returns the acknowledged shas."""
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "known.jsonl"
+    path.write_text("".join(json.dumps({"text": f"Known failure {i}: fixed by the runbook "
+                                        f"step {i}.", "evidence": text}) + "\n"
+                            for i, text in enumerate(KNOWN)))
+    code, out = mem("--vault", str(vault), "--project", PROJECT, "--json", "import", str(path))
+    assert code == 0, out
+    return {m["sha"] for m in json.loads(out)["memories"]}
+
+
+def _occurrence_sha(failure: str, uri: str, line: int) -> str:
+    """The occurrence record `mem lsp` logs for `failure` hovered at uri:line."""
+    from poimen.canonical import record_sha
+    from poimen.engine import extract_signatures
+    from poimen.lsp.session import request_id
+
+    (sig,) = extract_signatures(failure)
+    return record_sha({"type": "occurrence", "sig_sha": sig.sig_sha, "project": PROJECT,
+                       "request_id": request_id(sig.sig_sha, uri, line)})
+
+
+def _lsp_trial(vault: Path, number: int, rng: random.Random, work: Path, fault: str,
+               env: dict) -> tuple[bool, set[str]]:
+    """Forward each KNOWN failure to `mem lsp` and hover it; killed as `fault` says."""
+    wire = Wire([sys.executable, str(FAULTY_MEM), "--vault", str(vault), "lsp"],
+                work / f"t{number}-lsp.err", env=env)
+    if fault.startswith("timer"):
+        threading.Timer(float(fault.split(":")[1]), wire.proc.kill).start()
+    acked: set[str] = set()
+    unacked: list[str] = []
+    try:
+        wire.initialize({"vault": str(vault), "project": PROJECT, "scope": "all-projects",
+                         "debounceMs": 0, "answersDir": str(work / "answers")}, work)
+        for i, failure in enumerate(rng.sample(KNOWN, len(KNOWN))):
+            uri, line = (work / f"t{number}-{i}.txt").as_uri(), rng.randrange(1, 50)
+            wire.notify("poimen/diagnostics", {"uri": uri, "diagnostics": [{
+                "range": {"start": {"line": line, "character": 0},
+                          "end": {"line": line, "character": 30}},
+                "message": failure, "severity": 1, "source": "ci"}]})
+            card = wire.hover(uri, line, timeout=300)["result"]["contents"]["value"]
+            if card.startswith("Tier 1") and "occurrence: not recorded" not in card:
+                acked.add(_occurrence_sha(failure, uri, line))
+            else:
+                unacked.append(card)
+    except (OSError, ValueError, queue.Empty):   # the server died under us: the trial's point
+        pass
+    if wire.proc.poll() is None:
+        wire.close()
+    code = wire.proc.wait(timeout=120)
+    if code not in (0, -signal.SIGKILL):
+        raise AssertionError(f"trial {number}: mem lsp failed ({code}): "
+                             f"{(work / f't{number}-lsp.err').read_text()[-2000:]}")
+    assert not unacked, f"trial {number}: a known failure was not answered as recorded " \
+        f"Tier 1: {unacked[0][:600]}"
+    return code == -signal.SIGKILL, acked
+
+
 def run_trial(vault: Path, number: int, rng: random.Random, work: Path) -> Trial:
     """One writer, killed (or not, if it finishes first) as the trial's fault says."""
     work.mkdir(parents=True, exist_ok=True)
-    writer = ("ingest", "import")[number % 2]
+    writer = ("ingest", "import", "lsp")[number // 3 % 3]
     secrets: list[str] = []
     tag = f"{number}.{rng.randrange(10**9)}"
-    if writer == "ingest":
+    if writer == "lsp":
+        args, writes = [], len(KNOWN)
+    elif writer == "ingest":
         files = []
         for i in range(rng.randint(3, 6)):
             text, planted = _evidence(rng, f"{tag}.{i}")
@@ -115,6 +188,9 @@ def run_trial(vault: Path, number: int, rng: random.Random, work: Path) -> Trial
         fault = f"timer:{rng.uniform(0.5, 9.0):.2f}"
     if kind != "timer":
         env["POIMEN_CRASH"] = f"{fault}:{rng.randrange(10**6)}"
+    if writer == "lsp":
+        killed, occurrences = _lsp_trial(vault, number, rng, work, fault, env)
+        return Trial(number, writer, fault, killed, occurrences=occurrences)
     proc = subprocess.Popen([sys.executable, str(FAULTY_MEM), "--vault", str(vault), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     if kind == "timer":
@@ -153,7 +229,8 @@ def _first_difference(live: dict, rebuilt: dict) -> str:
     return ""
 
 
-def check_vault(vault: Path, acked: set[str], secrets: list[str]) -> dict:
+def check_vault(vault: Path, acked: set[str], secrets: list[str],
+                occurrences: set[str] = frozenset()) -> dict:
     """Every promise a crash must keep; returns figures for the report."""
     from poimen.log import Log
 
@@ -161,11 +238,14 @@ def check_vault(vault: Path, acked: set[str], secrets: list[str]) -> dict:
     assert code == 0, f"mem verify failed after a crash: {out}"
     entries = Log(vault / "log").entries(verify=True)
     logged = {e.sha for e in entries}
-    missing = sorted(acked - logged)
+    missing = sorted((acked | occurrences) - logged)
     assert not missing, f"{len(missing)} acknowledged records are not in the log: {missing[:3]}"
     live = snapshot(vault)
     rows = {r["sha"] for r in live["memories"]}
     assert not acked - rows, f"acknowledged records without a memory row: {sorted(acked - rows)[:3]}"
+    counted = {r["sha"] for r in live["occurrences"]}
+    assert not occurrences - counted, \
+        f"acknowledged occurrences without a row: {sorted(occurrences - counted)[:3]}"
     code, out = mem("--vault", str(vault), "--json", "rebuild", "--from-log")
     assert code == 0, f"mem rebuild --from-log failed: {out}"
     assert json.loads(out)["projection_drift"] == []
@@ -174,7 +254,9 @@ def check_vault(vault: Path, acked: set[str], secrets: list[str]) -> dict:
         _first_difference(live, rebuilt)
     leaked = _leaked(vault, secrets)
     assert not leaked, f"planted secrets found in the vault: {leaked[:3]}"
-    return {"records": len(entries), "acked": len(acked), "found": len(acked & logged & rows),
+    return {"records": len(entries), "acked": len(acked) + len(occurrences),
+            "found": len(acked & logged & rows) + len(occurrences & logged & counted),
+            "occurrences": len(occurrences),
             "repairs": sum(1 for e in entries if e.rec.get("type") == "log_repair"),
             "secrets": len(set(secrets)), "leaked": len(leaked)}
 
@@ -193,20 +275,23 @@ def run_trials(vault: Path, count: int, seed: int, work: Path) -> dict:
     """`count` trials on one vault, checking it after each; returns the totals."""
     rng = random.Random(seed)
     totals = {"trials": 0, "killed": 0, "acked": 0, "found": 0, "secrets": 0, "leaked": 0,
-              "faults": {}, "records": 0, "repairs": 0, "seconds": 0.0}
-    acked: set[str] = set()
+              "faults": {}, "writers": {}, "records": 0, "repairs": 0, "occurrences": 0,
+              "seconds": 0.0}
+    acked: set[str] = seed_known(vault, work)
+    occurrences: set[str] = set()
     secrets: list[str] = []
     started = time.monotonic()
     for number in range(count):
         trial = run_trial(vault, number, rng, work)
         acked |= trial.acked
+        occurrences |= trial.occurrences
         secrets += trial.secrets
-        figures = check_vault(vault, acked, secrets)
+        figures = check_vault(vault, acked, secrets, occurrences)
         totals["trials"] += 1
         totals["killed"] += trial.killed
-        kind = trial.fault.split(":")[0]
-        totals["faults"][kind] = totals["faults"].get(kind, 0) + 1
+        for name, value in (("faults", trial.fault.split(":")[0]), ("writers", trial.writer)):
+            totals[name][value] = totals[name].get(value, 0) + 1
         totals.update({k: figures[k] for k in ("acked", "found", "records", "repairs",
-                                               "secrets", "leaked")})
+                                               "secrets", "leaked", "occurrences")})
     totals["seconds"] = round(time.monotonic() - started, 1)
     return totals

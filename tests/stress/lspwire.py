@@ -24,6 +24,7 @@ class Wire:
                                      stderr=self.stderr, env=env)
         self.responses: dict[int, queue.Queue] = {}
         self.notifications: list[dict] = []
+        self.closed = False      # the server's stdout ended: pending requests fail at once
         self._next = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -41,13 +42,19 @@ class Wire:
         self.send({"method": method, "params": params})
 
     def request(self, method: str, params: Any = None, timeout: float = 600) -> dict:
-        """The whole response message ({"result": …} or {"error": …})."""
+        """The whole response message ({"result": …} or {"error": …}); ConnectionError
+        when the server goes away first."""
         with self._lock:
             self._next += 1
             rid = self._next
             self.responses[rid] = queue.Queue()
+            if self.closed:
+                raise ConnectionError("the server has exited")
         self.send({"id": rid, "method": method, "params": params})
-        return self.responses[rid].get(timeout=timeout)
+        message = self.responses[rid].get(timeout=timeout)
+        if message is None:
+            raise ConnectionError(f"the server exited before answering {method}")
+        return message
 
     def initialize(self, options: dict, root: Path) -> dict:
         answer = self.request("initialize", {"processId": None, "rootUri": root.as_uri(),
@@ -77,6 +84,15 @@ class Wire:
 
     # -- receiving ----------------------------------------------------------------------
     def _read(self) -> None:
+        try:
+            self._read_messages()
+        finally:
+            with self._lock:
+                self.closed = True
+                for pending in self.responses.values():
+                    pending.put(None)
+
+    def _read_messages(self) -> None:
         out = self.proc.stdout
         while True:
             length = None

@@ -1,11 +1,12 @@
 """A long-lived reader doing lookups on a vault while writers write.
 
-    python reader.py VAULT STOP_FILE
+    python reader.py VAULT STOP_FILE URL
 
 Until STOP_FILE exists: raw searches and three-tier lookups on one long-lived engine (as
-the LSP server and `mem serve` hold one), and the same vector search on a store opened
-afresh; every memory a lookup returns is read back and must be whole (its row, its full
-text). Prints one JSON line: lookups, memories read by each, every error or torn read.
+the LSP server and `mem serve` hold one), the same vector search on a store opened
+afresh, and `POST /memory/context` to the `mem serve` at URL (must answer 200); every
+memory a lookup returns is read back and must be whole (its row, its full text). Prints
+one JSON line: lookups, memories read by each, every error or torn read.
 """
 from __future__ import annotations
 
@@ -21,13 +22,16 @@ QUERIES = ("npm ERESOLVE peer conflict", "certificate expired in docker build",
 
 
 def main() -> None:
-    vault, stop = Path(sys.argv[1]), Path(sys.argv[2])
+    vault, stop, url = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    import httpx
+
     from poimen.engine import Engine
     from poimen.store import Store
 
     engine = Engine(vault, project="conc")
     rng = random.Random(5)
-    report = {"lookups": 0, "memories_read": 0, "fresh_reads": 0, "errors": [], "torn": []}
+    report = {"lookups": 0, "memories_read": 0, "fresh_reads": 0, "served": 0,
+              "served_lessons": 0, "errors": [], "torn": []}
     while not stop.exists():
         query = rng.choice(QUERIES)
         try:
@@ -49,6 +53,17 @@ def main() -> None:
                 report["fresh_reads"] += 1
                 if row is None or not row.text:
                     report["torn"].append(hit.memory_sha)
+            answer = httpx.post(url + "/memory/context", timeout=300, json={
+                "task": query, "scope": "all-projects"})
+            if answer.status_code != 200:
+                report["errors"].append(f"HTTP {answer.status_code}: {answer.text[:200]}")
+            else:
+                report["served"] += 1
+                for lesson in answer.json()["lessons"]:
+                    report["served_lessons"] += 1
+                    memory = engine.memory(lesson["sha"])
+                    if memory is None or not memory["text"] or not lesson["text"]:
+                        report["torn"].append(lesson["sha"])
         except Exception as exc:   # the test fails on any of these; record, keep reading
             report["errors"].append(f"{type(exc).__name__}: {exc}"[:300])
         time.sleep(0.05)

@@ -33,7 +33,7 @@ def test_four_writers_by_250_and_a_reader(tmp_path):
                                       "seconds": outcome["seconds"]}))
     assert figures["found"] == figures["acked"]
     assert outcome["reader"]["errors"] == [] and outcome["reader"]["torn"] == []
-    assert outcome["reader"]["memories_read"] > 0
+    assert outcome["reader"]["memories_read"] > 0 and outcome["reader"]["served_lessons"] > 0
 
 
 def test_a_writer_killed_mid_append_while_three_others_write(tmp_path):
