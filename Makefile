@@ -28,9 +28,10 @@ editors:
 test: install-test editors
 	$(BIN)/python -m pytest -q
 
-## stress: the long crash and concurrency runs
+## stress: the long crash, concurrency and housekeeping runs (~15 min on 2 cores; sizes:
+## POIMEN_STRESS_TRIALS, _WRITERS, _PER_WRITER, _WRITES); prints the figures
 stress: install-test
-	POIMEN_STRESS=1 $(BIN)/python -m pytest -q tests/stress
+	POIMEN_STRESS=1 $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stress
 
 ## bench: benchmarks (quick profile; `make bench ARGS=--full` for the large sizes)
 bench: install-test

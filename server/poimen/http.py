@@ -139,8 +139,9 @@ def _host_name(host: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-def _error(status: int, error: str, reason: str) -> JSONResponse:
-    return JSONResponse({"error": error, "reason": reason}, status_code=status)
+def _error(status: int, error: str, reason: str, headers=None) -> JSONResponse:
+    return JSONResponse({"error": error, "reason": reason}, status_code=status,
+                        headers=headers)
 
 
 def _validation_reason(exc: RequestValidationError) -> str:
@@ -167,7 +168,7 @@ def create_app(engine, token: str | None = None, max_body: int = MAX_BODY_BYTES,
     async def refused(request: Request, exc: HTTPException):
         if exc.status_code == 400:   # a body FastAPI could not parse (nested too deep)
             return _error(422, "bad request", f"the body is not usable JSON: {exc.detail}")
-        return _error(exc.status_code, "refused", str(exc.detail))
+        return _error(exc.status_code, "refused", str(exc.detail), exc.headers)
 
     @app.post("/memory/context", response_model=None,
               responses={200: {"model": ContextResponse}, 422: {"model": ErrorBody},

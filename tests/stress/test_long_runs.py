@@ -8,10 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stress.concurrencykit import check, lessons, run
 from stress.crashkit import FAULTY_MEM, check_vault, run_trials
+from test_housekeeping import churn, check as check_housekeeping
 
+# Sizes (defaults fit `make stress` in ~15 min on 2 cores); override for longer runs.
 TRIALS = int(os.environ.get("POIMEN_STRESS_TRIALS", "60"))
+WRITERS = int(os.environ.get("POIMEN_STRESS_WRITERS", "4"))
+PER_WRITER = int(os.environ.get("POIMEN_STRESS_PER_WRITER", "250"))
+WRITES = int(os.environ.get("POIMEN_STRESS_WRITES", "10000"))
 
 
 def test_sixty_writers_killed_inside_writes_keep_every_acknowledged_record(tmp_path):
@@ -25,9 +32,10 @@ def test_sixty_writers_killed_inside_writes_keep_every_acknowledged_record(tmp_p
 
 def test_four_writers_by_250_and_a_reader(tmp_path):
     vault = tmp_path / "vault"
-    outcome = run(vault, tmp_path / "work", 4, 250)
-    figures = check(vault, outcome["answers"], 250)
-    print("concurrency:", json.dumps({**figures, "reader": {k: v for k, v in
+    outcome = run(vault, tmp_path / "work", WRITERS, PER_WRITER)
+    figures = check(vault, outcome["answers"], PER_WRITER)
+    print("concurrency:", json.dumps({**figures, "writers": WRITERS, "per_writer": PER_WRITER,
+                                      "reader": {k: v for k, v in
                                       outcome["reader"].items() if k != "errors"},
                                       "errors": len(outcome["reader"]["errors"]),
                                       "seconds": outcome["seconds"]}))
@@ -59,3 +67,15 @@ def test_a_writer_killed_mid_append_while_three_others_write(tmp_path):
         assert proc.returncode == 0, err.decode(errors="replace")[-2000:]
         acked |= {m["sha"] for m in json.loads(out)["memories"] if m["sha"]}
     check_vault(vault, acked, [])
+
+
+@pytest.mark.filterwarnings("ignore:optimize\\(cleanup_older_than=0\\)")
+def test_ten_thousand_writes_keep_versions_and_disk_bounded(tmp_path, monkeypatch):
+    from datetime import timedelta
+
+    from poimen import store
+
+    monkeypatch.setattr(store, "KEEP_VERSIONS_FOR", timedelta(0))
+    figures = churn(tmp_path / "vault", WRITES)
+    print("housekeeping:", json.dumps(figures))
+    check_housekeeping(figures)
