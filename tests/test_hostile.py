@@ -33,6 +33,7 @@ def test_hostile_input_is_recorded_with_bounded_memory(tmp_path, kind, size):
                           capture_output=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     outcome = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    print("hostile:", json.dumps(outcome))
     assert "error" not in outcome, outcome
     assert len(outcome["evidence_sha"]) == 64
     assert outcome["signatures"] <= 8 and outcome["extracted"] <= 8
