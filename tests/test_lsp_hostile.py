@@ -70,11 +70,10 @@ def test_broken_frames_and_unknown_methods_leave_the_server_answering(wire, tmp_
     assert wire.proc.poll() is None
 
 
-@pytest.mark.xfail(strict=True, reason="known failure (docs/RELIABILITY.md): pygls drops a "
-                   "request whose params do not structure, without an error response")
 def test_a_request_with_malformed_params_gets_an_error_response(wire):
     answer = wire.request("textDocument/hover", {"position": "nowhere"}, timeout=20)
     assert answer["error"]["code"] == -32602
+    assert wire.proc.poll() is None
 
 
 def test_a_flood_of_forwarded_diagnostics_keeps_memory_bounded_and_hovers_answered(

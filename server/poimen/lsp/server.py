@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -50,11 +51,31 @@ class RawNotification:
     params: Any = None
 
 
+@attrs.define
+class Dropped:
+    """A message that could not be structured; pygls ignores its unknown version."""
+
+    jsonrpc: str = "dropped"
+
+
 class PoimenProtocol(LanguageServerProtocol):
     def get_message_type(self, method: str):
         if method in PARAMS:
             return RawNotification
         return super().get_message_type(method)
+
+    def structure_message(self, data):
+        """A request whose params do not fit its method gets an Invalid Params error
+        (pygls would drop it and leave the client waiting); a notification is dropped."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            method = data.get("method")
+            log.warning("malformed params for %r; message dropped", method)
+            if "id" in data and method is not None:
+                self._send_response(data["id"], error=JsonRpcInvalidParams(
+                    f"poimen: the params of {method!r} do not fit the method").to_response_error())
+            return Dropped()
 
     def set_writer(self, writer, include_headers: bool = True):
         super().set_writer(_ClosingAwareWriter(writer), include_headers)
