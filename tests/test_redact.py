@@ -63,6 +63,15 @@ def test_key_value_keeps_the_key_and_replaces_only_the_value():
     assert redact('{"password": "a b c"}').text == '{"password": "<redacted:password>"}'
 
 
+def test_a_refused_value_that_is_the_next_anchor_does_not_hide_its_secret():
+    """Found by the fuzz test: `Authorization:` refused as a value hid the header after it,
+    so a second redaction found a secret the first had left."""
+    text = "password=Authorization: Authorization: 0password="
+    once = redact(text)
+    assert once.text == "password=<redacted:password> Authorization: <redacted:authorization>"
+    assert redact(once.text) == Redacted(once.text, ())
+
+
 def test_private_key_without_end_is_still_removed():
     body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
     result = redact(f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n(output truncated)")

@@ -178,6 +178,9 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BL
 _KEY_BODY = re.compile(r"[A-Za-z0-9+/=\r\n\\]{0,65536}+")
 
 
+RETRY_VALUE_CHARS = 64   # a refused value this short is searched again for a secret
+
+
 def _secret_span(m: re.Match[str]) -> tuple[int, int] | None:
     for name in ("s", "s1", "s2", "s3"):
         if name in m.re.groupindex and m.group(name) is not None:
@@ -213,29 +216,43 @@ class _LineContext:
 
 
 def _rule_spans(rule: _Rule, text: str, hay: str, raw: bytes) -> Iterator[tuple[int, int, str]]:
+    """Accepted matches of one rule. A match whose short value is refused is searched
+    again from that value (it may start the next match: `Authorization: Authorization:
+    t0ken`); a long refused value is skipped whole, which keeps floods linear."""
     if not any(a.encode() in raw for a in rule.anchors):
         return
     in_context = _LineContext(hay, rule.context) if rule.context else None
-    for m in rule.pattern.finditer(hay):
+    pos = 0
+    while (m := rule.pattern.search(hay, pos)) is not None:
+        pos = max(m.end(), m.start() + 1)
         span = _secret_span(m)
         if span is None:
             continue
-        start, end = span
-        if rule.word_start and m.start() > 0 and text[m.start() - 1] in _WORD \
-                and "kw" not in m.re.groupindex:
-            continue
-        value = text[start:end]
-        if "s3" in rule.pattern.groupindex and m.group("s3") is not None:
-            if _PLACEHOLDER.fullmatch(value):
-                continue
-            value = value.rstrip(",;)]}.")
-            end = start + len(value)
-        if "<redacted:" in value or not _value_ok(rule, m, value):
-            continue
-        if in_context is not None and not in_context(m.start()):
-            continue
-        kind = rule.kind(m.group("kw")) if callable(rule.kind) else rule.kind
-        yield start, end, kind
+        found = _accepted(rule, m, text, span, in_context)
+        if found is not None:
+            yield found
+        elif span[0] > m.start() and span[1] - span[0] <= RETRY_VALUE_CHARS:
+            pos = span[0]
+
+
+def _accepted(rule: _Rule, m: re.Match[str], text: str, span: tuple[int, int],
+              in_context) -> tuple[int, int, str] | None:
+    start, end = span
+    if rule.word_start and m.start() > 0 and text[m.start() - 1] in _WORD \
+            and "kw" not in m.re.groupindex:
+        return None
+    value = text[start:end]
+    if "s3" in rule.pattern.groupindex and m.group("s3") is not None:
+        if _PLACEHOLDER.fullmatch(value):
+            return None
+        value = value.rstrip(",;)]}.")
+        end = start + len(value)
+    if "<redacted:" in value or not _value_ok(rule, m, value):
+        return None
+    if in_context is not None and not in_context(m.start()):
+        return None
+    kind = rule.kind(m.group("kw")) if callable(rule.kind) else rule.kind
+    return start, end, kind
 
 
 def _private_key_spans(text: str, raw: bytes) -> Iterator[tuple[int, int, str]]:
