@@ -1,0 +1,49 @@
+"""Read-path latency and memory on an existing vault, without building one.
+
+The scale leg of bench/run.py (in-process lookups with their floors, a real `mem lsp`)
+for a vault built elsewhere, e.g. one whose build was stopped part way.
+
+    .venv/bin/python bench/vault_latency.py VAULT [--queries 60] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import corpus
+import latency
+from run import RESULTS, machine
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--data", type=Path, default=corpus.DEFAULT_DATA)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/poimen-bench"))
+    args = parser.parse_args()
+    from poimen.engine import Engine
+
+    rows = corpus.load(args.data)
+    requests = latency.queries(rows, args.queries)
+    result = {"machine": machine(), "vault": str(args.vault),
+              "stats": Engine(args.vault, "bench").stats()}
+    result["in_process"] = latency.in_process(args.vault, requests)
+    lsp_dir = args.work / "lsp-vault-latency"
+    shutil.rmtree(lsp_dir, ignore_errors=True)
+    lsp_dir.mkdir(parents=True)
+    result["lsp"] = latency.over_lsp(args.vault, lsp_dir, rows["cases"])
+    result["machine"]["loadavg_end"] = [round(x, 1) for x in os.getloadavg()]
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-vault.json"
+    out.write_text(json.dumps(result, indent=2))
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
