@@ -88,3 +88,18 @@ def test_nearest_is_an_exact_sort_with_ties_by_row():
     order = np.lexsort((rows, full))[:25]
     assert got.tolist() == rows[order].tolist()
     assert distance.tolist() == full[order].tolist()
+
+
+def test_past_the_bound_the_store_answers_and_the_lookup_is_unchanged(tmp_path, monkeypatch):
+    """Past `MAX_ROWS` the copies step aside; the lookup's body stays the same."""
+    engine = _vault(tmp_path)
+    request = {"signature_source": FAILURES[0], "scope": "all-projects"}
+    held = engine.context(dict(request))
+    assert resident.of(engine.vault.store)._vectors() is not None
+    monkeypatch.setattr(resident, "MAX_ROWS", 2)
+    fallback = Engine(tmp_path / "vault", project="p")
+    assert resident.of(fallback.vault.store)._vectors() is None
+    answered = fallback.context(dict(request))
+    assert [(i["sha"], i["tier"]) for i in answered["lessons"]] == \
+        [(i["sha"], i["tier"]) for i in held["lessons"]]
+    assert answered["lessons"] and answered["lessons"][0]["tier"] == 1

@@ -51,7 +51,7 @@ PROJECTIONS = pa.schema([
 SCALAR_INDEXES = {"memories": ("sha",), "vectors": ("memory_sha",),
                   "signatures": ("sig_sha", "memory_sha"), "occurrences": ("sig_sha",)}
 SCALAR_MIN_ROWS = 10_000
-ANN_MIN_VECTORS = 25_000   # below this, lookups search a resident copy exactly (resident.py)
+ANN_MIN_VECTORS = 100_000  # below this, lookups search a resident copy exactly (resident.py)
 ANN_PARTITION_ROWS = 4096
 INSERT_IF_ABSENT = {"signatures"}  # a reinforcement may link a signature twice
 KEEP_VERSIONS_FOR = timedelta(minutes=10)  # readers in other processes may still use them
