@@ -6,6 +6,7 @@ timeouts are hang guards, not speed claims (figures: docs/RELIABILITY.md).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -96,3 +97,24 @@ def test_a_flood_of_forwarded_diagnostics_keeps_memory_bounded_and_hovers_answer
                                     "rss_mb": rss, "peak_mb": peak, "send_s": round(sent, 1),
                                     "hover_after_s": round(answered, 2)}))
     assert rss - warm_rss <= FLOOD_GROWTH_MB, (warm_rss, rss)
+
+
+def _message(message: dict) -> bytes:
+    return frame(json.dumps({"jsonrpc": "2.0", **message}).encode())
+
+
+def test_a_client_that_closes_its_end_gets_no_traceback_and_a_clean_exit(tmp_path):
+    """The reply to `shutdown` meets a closed pipe: one warning, no traceback, exit 0."""
+    server = subprocess.Popen([MEM, "--vault", str(tmp_path), "lsp"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server.stdin.write(_message({"id": 1, "method": "initialize", "params": {
+        "processId": None, "rootUri": None, "capabilities": {}}}))
+    server.stdin.flush()
+    assert server.stdout.readline().startswith(b"Content-Length")   # initialised
+    server.stdout.close()
+    server.stdin.write(_message({"id": 2, "method": "shutdown"}) + _message({"method": "exit"}))
+    server.stdin.close()
+    stderr = server.stderr.read().decode()
+    assert server.wait(timeout=60) == 0
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
+    assert "the client closed the connection" in stderr
