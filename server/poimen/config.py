@@ -29,6 +29,9 @@ def default_project(cwd: Path | None = None) -> str:
     return cwd.resolve().name or "default"
 
 
+MAX_LEG_TIMEOUT_S = 600.0   # the longest a lookup leg may be given, whichever adapter sets it
+
+
 class SettingsError(ValueError):
     """An environment setting that cannot be used; the message names it."""
 
@@ -66,8 +69,9 @@ class Settings:
             except ValueError:
                 raise SettingsError("POIMEN_LEG_TIMEOUT_S must be a number of seconds, "
                                  f"not {os.environ['POIMEN_LEG_TIMEOUT_S']!r}") from None
-            if not 0 < settings.leg_timeout_s <= 600:
-                raise SettingsError("POIMEN_LEG_TIMEOUT_S must be between 0 and 600 seconds")
+            if not 0 < settings.leg_timeout_s <= MAX_LEG_TIMEOUT_S:
+                raise SettingsError("POIMEN_LEG_TIMEOUT_S must be between 0 and "
+                                    f"{MAX_LEG_TIMEOUT_S:g} seconds")
         if os.environ.get("POIMEN_FAULTS"):  # e.g. "skills=fail,tier2=delay:3"
             for part in os.environ["POIMEN_FAULTS"].split(","):
                 leg, _, mode = part.partition("=")
