@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -263,4 +264,7 @@ async def _over_lsp(vault: Path, workdir: Path, cases: list[dict], hovers: int) 
 
 
 def over_lsp(vault: Path, workdir: Path, cases: list[dict], hovers: int = 200) -> dict:
+    """Hover figures from a real `mem lsp`; `workdir` (its workspace) is emptied first."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
     return asyncio.run(_over_lsp(vault, workdir, cases, hovers))

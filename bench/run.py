@@ -99,10 +99,7 @@ def main() -> None:
                      "in_process": latency.in_process(vault, requests)}
             print(f"bench: http and lsp at {size}", flush=True)
             entry["http"] = latency.over_http(vault, requests, args.work / f"serve-{size}.log")
-            lsp_dir = args.work / f"lsp-{size}"
-            shutil.rmtree(lsp_dir, ignore_errors=True)
-            lsp_dir.mkdir()
-            entry["lsp"] = latency.over_lsp(vault, lsp_dir, rows["cases"])
+            entry["lsp"] = latency.over_lsp(vault, args.work / f"lsp-{size}", rows["cases"])
             if size == max(sizes):
                 print(f"bench: py-spy profile of lookups at {size}", flush=True)
                 entry["hotspots"] = hotspots.profile(vault, count)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -34,10 +33,7 @@ def main() -> None:
     result = {"machine": machine(), "vault": str(args.vault),
               "stats": Engine(args.vault, "bench").stats()}
     result["in_process"] = latency.in_process(args.vault, requests)
-    lsp_dir = args.work / "lsp-vault-latency"
-    shutil.rmtree(lsp_dir, ignore_errors=True)
-    lsp_dir.mkdir(parents=True)
-    result["lsp"] = latency.over_lsp(args.vault, lsp_dir, rows["cases"])
+    result["lsp"] = latency.over_lsp(args.vault, args.work / "lsp-vault-latency", rows["cases"])
     result["machine"]["loadavg_end"] = [round(x, 1) for x in os.getloadavg()]
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-vault.json"
