@@ -1,9 +1,10 @@
 """Read-path latency and memory on an existing vault, without building one.
 
-The scale leg of bench/run.py (in-process lookups with their floors, a real `mem lsp`)
-for a vault built elsewhere, e.g. one whose build was stopped part way.
+The scale leg of bench/run.py (in-process lookups with their floors, a real `mem serve`,
+a real `mem lsp`, a py-spy profile of the lookups) for a vault built elsewhere, e.g. one
+built in two imports or whose build was stopped part way.
 
-    .venv/bin/python bench/vault_latency.py VAULT [--queries 60] [--work DIR]
+    .venv/bin/python bench/vault_latency.py VAULT [--queries 60] [--work DIR] [--no-profile]
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 import corpus
+import hotspots
 import latency
 from run import RESULTS, machine
 
@@ -25,6 +27,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--data", type=Path, default=corpus.DEFAULT_DATA)
     parser.add_argument("--work", type=Path, default=Path("/tmp/poimen-bench"))
+    parser.add_argument("--no-profile", action="store_true", help="skip the py-spy leg")
     args = parser.parse_args()
     from poimen.engine import Engine
 
@@ -33,7 +36,11 @@ def main() -> None:
     result = {"machine": machine(), "vault": str(args.vault),
               "stats": Engine(args.vault, "bench").stats()}
     result["in_process"] = latency.in_process(args.vault, requests)
+    result["http"] = latency.over_http(args.vault, requests,
+                                       args.work / "serve-vault-latency.log")
     result["lsp"] = latency.over_lsp(args.vault, args.work / "lsp-vault-latency", rows["cases"])
+    if not args.no_profile:
+        result["hotspots"] = hotspots.profile(args.vault, args.queries)
     result["machine"]["loadavg_end"] = [round(x, 1) for x in os.getloadavg()]
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-vault.json"
