@@ -271,6 +271,7 @@ class _Batch:
         self.changes: dict[str, dict] = {}   # memory sha -> column changes (stored rows)
         self.checks: list[tuple[str, str, list[str], str]] = []  # (memory, text, evidence, logged sha)
         self._stored_signatures: dict[str, list[dict]] = {}  # memory sha -> stored links
+        self._pending_signatures: dict[str, list[dict]] = {}  # memory sha -> batch's links
 
     def memory(self, sha: str) -> dict | None:
         if sha in self.rows["memories"]:
@@ -308,11 +309,14 @@ class _Batch:
     def add_signature(self, sig: dict, memory_sha: str, level: str, project: str,
                       at: str) -> None:
         key = f"{sig['sig_sha']}:{memory_sha}"
-        self.rows["signatures"].setdefault(key, {
+        if key in self.rows["signatures"]:
+            return  # the first link stands, as in the store
+        row = self.rows["signatures"][key] = {
             "id": key, "sig_sha": sig["sig_sha"], "memory_sha": memory_sha, "level": level,
             "tool": sig.get("tool", ""), "kind": sig.get("kind", ""),
             "family": sig.get("family", ""), "message": sig.get("message", ""),
-            "project": project, "at": at})  # the first link stands, as in the store
+            "project": project, "at": at}
+        self._pending_signatures.setdefault(memory_sha, []).append(row)
 
     def prefetch_signatures(self, memory_shas: Sequence[str]) -> None:
         """Read the stored signature links of these memories in one query."""
@@ -324,8 +328,7 @@ class _Batch:
                 self._stored_signatures[row["memory_sha"]].append(row)
 
     def signatures_for(self, memory_sha: str) -> list[dict]:
-        pending = [r for r in self.rows["signatures"].values()
-                   if r["memory_sha"] == memory_sha]
+        pending = self._pending_signatures.get(memory_sha)
         if pending:
             return pending
         if memory_sha not in self._stored_signatures:
