@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from . import resident
 from .canonical import record_sha, sha256_text
 from .config import Settings, default_project, default_vault
 from .embed import Embedder, EmbedderUnavailable
@@ -208,8 +209,9 @@ class Engine:
             batch_texts: dict[str, int] = {}
             known = self.store.memories([sha for p in proposals for sha in p.parents]
                                         + [p.supersedes for p in proposals if p.supersedes])
+            gate_store = resident.of(self.store)   # near-duplicate search in memory
             for proposal, clean, vector in zip(proposals, cleaned, vectors):
-                verdict = judge(self.store, proposal.level, clean.text, proposal.parents,
+                verdict = judge(gate_store, proposal.level, clean.text, proposal.parents,
                                 proposal.supersedes, proposal.without_evidence, vector,
                                 self.settings.near_duplicate, known)
                 twin = batch_texts.get(clean.text)
