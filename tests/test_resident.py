@@ -74,6 +74,47 @@ def test_resident_copies_follow_writes_from_another_engine(tmp_path):
     _same(engine.vault.store, copy)
 
 
+def _by_id(held: dict) -> dict:
+    """A vectors copy as {id: its fields}, with each row's kind block checked (the row
+    order within a block is the order rows arrived in, which a fresh load may not keep)."""
+    out = {}
+    for kind, (lo, hi) in held["blocks"].items():
+        for row in range(lo, hi):
+            key = held["ids"][row].as_py()
+            assert held["kind"][row] == kind and held["row"][key] == row
+            out[key] = (held["matrix"][row].tobytes(), float(held["norms"][row]),
+                        held["memory_sha"][row], bool(held["live"][row]),
+                        int(held["level"][row]))
+    assert len(out) == len(held["ids"])
+    return out
+
+
+def test_vector_copy_grows_with_writes_as_a_fresh_load_would(tmp_path, monkeypatch):
+    """After writes the copy reads only the new rows and every row's live flag; what it
+    then holds equals a copy loaded from scratch (appends, a supersession, new kinds)."""
+    engine = _vault(tmp_path)
+    copy = resident.of(engine.vault.store)
+    first = copy._vectors()
+    grown_from = []
+    build = resident._vector_copy
+    monkeypatch.setattr(resident, "_vector_copy", lambda held, table: (
+        grown_from.append(held is not None), build(held, table))[1])
+    old = engine.search(LESSONS[0], kind="text", limit=1)[0]["sha"]
+    engine.remember("L1", LESSONS[0] + " (peer ranges widened in 18.3)", supersedes=old,
+                    without_evidence=True)
+    evidence = engine.ingest("fatal: unable to access 'https://git.example/x.git/': "
+                             "SSL certificate problem: self signed certificate").evidence_sha
+    engine.remember("L1", "The proxy re-signs TLS: point git at the corporate CA bundle",
+                    parents=[evidence])
+    grown = copy._vectors()
+    assert grown_from and all(grown_from), "the copy was reloaded, not grown"
+    assert len(grown["ids"]) > len(first["ids"])
+    assert not grown["live"][grown["row"][f"{old}:text"]]   # the flag followed the write
+    tbl = engine.vault.store.table("vectors")
+    assert _by_id(grown) == _by_id(build(None, tbl.to_arrow()))
+    _same(engine.vault.store, copy)
+
+
 def test_nearest_is_an_exact_sort_with_ties_by_row():
     rng = np.random.default_rng(7)
     matrix = rng.normal(size=(200, 8)).astype(np.float32)

@@ -19,12 +19,14 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .embed import DIM
 from .store import (ANN_MIN_VECTORS, LEVELS, MemoryRow, SignatureLink, Store, VectorHit,
                     _in, follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
+GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
 
 
 def of(store: Store) -> "Resident":
@@ -49,6 +51,46 @@ def nearest(matrix: np.ndarray, norms: np.ndarray, rows: np.ndarray, query: np.n
     return rows[order], distance[order]
 
 
+def _vector_copy(held: dict | None, table: pa.Table | None) -> dict:
+    """The vectors copy: one contiguous block per kind of `held`'s rows (with their
+    current `live` flags) followed by `table`'s rows of that kind."""
+    parts = [] if held is None else [held]
+    if table is not None and table.num_rows:
+        kind = np.asarray(table["kind"].to_pylist(), dtype=object)
+        order = np.argsort(kind, kind="stable")
+        matrix = np.asarray(table["vector"].combine_chunks().flatten(), np.float32)
+        matrix = matrix.reshape(-1, DIM)[order]
+        level = np.asarray(table["level"].to_pylist(), dtype=object)[order]
+        parts.append({
+            "matrix": matrix, "norms": np.linalg.norm(matrix, axis=1), "kind": kind[order],
+            "memory_sha": np.asarray(table["memory_sha"].to_pylist(), dtype=object)[order],
+            "live": np.asarray(table["live"].to_pylist(), bool)[order],
+            "level": np.asarray([LEVELS.index(v) if v in LEVELS else -1 for v in level],
+                                np.int8),
+            "ids": table["id"].combine_chunks().take(pa.array(order))})
+    kinds = sorted({k for part in parts for k in part["kind"].tolist()})
+    pieces = {name: [] for name in ("matrix", "norms", "kind", "memory_sha", "live",
+                                    "level", "ids")}
+    for k in kinds:
+        for part in parts:
+            lo = int(np.searchsorted(part["kind"], k, "left"))
+            hi = int(np.searchsorted(part["kind"], k, "right"))
+            for name in pieces:
+                pieces[name].append(part[name][lo:hi])
+    if not kinds:
+        return {"matrix": np.zeros((0, DIM), np.float32), "norms": np.zeros(0, np.float32),
+                "kind": np.zeros(0, object), "memory_sha": np.zeros(0, object),
+                "live": np.zeros(0, bool), "level": np.zeros(0, np.int8),
+                "ids": pa.array([], pa.string()), "blocks": {}, "row": {}}
+    copy = {name: np.concatenate(arrays) for name, arrays in pieces.items() if name != "ids"}
+    copy["ids"] = pa.concat_arrays(pieces["ids"])
+    kind = copy["kind"]
+    copy["blocks"] = {k: (int(np.searchsorted(kind, k, "left")),
+                          int(np.searchsorted(kind, k, "right"))) for k in kinds}
+    copy["row"] = {key: i for i, key in enumerate(copy["ids"].to_pylist())}
+    return copy
+
+
 class Resident:
     def __init__(self, store: Store):
         self.store, self.db = store, store.db
@@ -58,13 +100,17 @@ class Resident:
     def __getattr__(self, name: str):
         return getattr(self.store, name)
 
-    def _copy(self, name: str, load):
+    def _copy(self, name: str, load, grow=None):
+        """The copy for the table's current version: `load(tbl)`, or `grow(tbl, held)`
+        from the copy of an older version when given."""
         tbl = self.store.table(name)
         version = tbl.version
         with self._lock:
             held = self._copies.get(name)
             if held is None or held[0] != version:
-                held = self._copies[name] = (version, load(tbl))
+                older = held[1] if held else None
+                copy = grow(tbl, older) if grow and older is not None else load(tbl)
+                held = self._copies[name] = (version, copy)
                 pa.default_memory_pool().release_unused()   # the Arrow copy read to load
         return held[1]
 
@@ -93,25 +139,25 @@ class Resident:
         def load(tbl):
             if tbl.count_rows() > MAX_ROWS:
                 return None
-            table = tbl.to_arrow()
-            kind = np.asarray(table["kind"].to_pylist(), dtype=object)
-            order = np.argsort(kind, kind="stable")   # each kind one contiguous block
-            matrix = np.asarray(table["vector"].combine_chunks().flatten(), np.float32)
-            matrix = np.ascontiguousarray(matrix.reshape(-1, DIM)[order])
-            level = np.asarray(table["level"].to_pylist(), dtype=object)[order]
-            ids = np.asarray(table["id"].to_pylist(), dtype=object)[order]
-            kind = kind[order]
-            return {"matrix": matrix, "norms": np.linalg.norm(matrix, axis=1),
-                    "memory_sha": np.asarray(table["memory_sha"].to_pylist(),
-                                             dtype=object)[order],
-                    "kind": kind, "live": np.asarray(table["live"].to_pylist(), bool)[order],
-                    "level": np.asarray([LEVELS.index(v) if v in LEVELS else -1
-                                         for v in level], np.int8),
-                    "blocks": {k: (int(np.searchsorted(kind, k, "left")),
-                                   int(np.searchsorted(kind, k, "right")))
-                               for k in dict.fromkeys(kind.tolist())},
-                    "row": {key: i for i, key in enumerate(ids.tolist())}}
-        return self._copy("vectors", load)
+            return _vector_copy(None, tbl.to_arrow())
+
+        def grow(tbl, held):
+            """Vector rows are only added, or flagged not live: read the new rows and
+            every row's flag (not the whole matrix, which took ~1 s per write at 50k)."""
+            rows = tbl.count_rows()
+            if rows > MAX_ROWS:
+                return None
+            flags = tbl.search().select(["id", "live"]).limit(rows + 1).to_arrow()
+            ids = flags["id"].combine_chunks()
+            kept = pc.is_in(ids, value_set=held["ids"])
+            new_ids = ids.filter(pc.invert(kept)).to_pylist()
+            if pc.sum(kept).as_py() != len(held["ids"]) or len(new_ids) > GROW_MAX_ROWS:
+                return load(tbl)   # rows went away (a rebuild), or too many to fetch
+            live = flags["live"].combine_chunks().take(pc.index_in(held["ids"], value_set=ids))
+            added = (tbl.search().where(_in("id", new_ids)).limit(len(new_ids) + 1)
+                     .to_arrow() if new_ids else None)
+            return _vector_copy(dict(held, live=live.to_numpy(zero_copy_only=False)), added)
+        return self._copy("vectors", load, grow)
 
     # -- the store's reads, from the copies --------------------------------------------
     def search_vectors(self, vector: np.ndarray, kind: str | None = None, limit: int = 20,
