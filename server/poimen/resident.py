@@ -53,8 +53,11 @@ def nearest(matrix: np.ndarray, norms: np.ndarray, rows: np.ndarray, query: np.n
 
 def _vector_copy(held: dict | None, table: pa.Table | None) -> dict:
     """The vectors copy: one contiguous block per kind of `held`'s rows (with their
-    current `live` flags) followed by `table`'s rows of that kind."""
+    current `live` flags) followed by `table`'s rows of that kind. `row` maps an id to
+    (kind, place in its block): rows are only appended to a block, so it is extended
+    in place and shared with `held` (whose readers check the place is in their block)."""
     parts = [] if held is None else [held]
+    row = {} if held is None else held["row"]
     if table is not None and table.num_rows:
         kind = np.asarray(table["kind"].to_pylist(), dtype=object)
         order = np.argsort(kind, kind="stable")
@@ -72,22 +75,27 @@ def _vector_copy(held: dict | None, table: pa.Table | None) -> dict:
     pieces = {name: [] for name in ("matrix", "norms", "kind", "memory_sha", "live",
                                     "level", "ids")}
     for k in kinds:
+        placed = 0
         for part in parts:
             lo = int(np.searchsorted(part["kind"], k, "left"))
             hi = int(np.searchsorted(part["kind"], k, "right"))
             for name in pieces:
                 pieces[name].append(part[name][lo:hi])
+            if part is not held:
+                row.update((key, (k, placed + i))
+                           for i, key in enumerate(part["ids"][lo:hi].to_pylist()))
+            placed += hi - lo
     if not kinds:
         return {"matrix": np.zeros((0, DIM), np.float32), "norms": np.zeros(0, np.float32),
                 "kind": np.zeros(0, object), "memory_sha": np.zeros(0, object),
                 "live": np.zeros(0, bool), "level": np.zeros(0, np.int8),
-                "ids": pa.array([], pa.string()), "blocks": {}, "row": {}}
+                "ids": pa.array([], pa.string()), "blocks": {}, "row": row}
     copy = {name: np.concatenate(arrays) for name, arrays in pieces.items() if name != "ids"}
     copy["ids"] = pa.concat_arrays(pieces["ids"])
     kind = copy["kind"]
     copy["blocks"] = {k: (int(np.searchsorted(kind, k, "left")),
                           int(np.searchsorted(kind, k, "right"))) for k in kinds}
-    copy["row"] = {key: i for i, key in enumerate(copy["ids"].to_pylist())}
+    copy["row"] = row
     return copy
 
 
@@ -195,8 +203,9 @@ class Resident:
         held = self._vectors()
         if held is None:
             return self.store.vectors_of(memory_shas, kind)
-        rows = {sha: held["row"].get(f"{sha}:{kind}") for sha in memory_shas}
-        return {sha: held["matrix"][i].copy() for sha, i in rows.items() if i is not None}
+        lo, hi = held["blocks"].get(kind, (0, 0))
+        places = {sha: held["row"].get(f"{sha}:{kind}", (kind, hi))[1] for sha in memory_shas}
+        return {sha: held["matrix"][lo + i].copy() for sha, i in places.items() if i < hi - lo}
 
     def signature_links_many(self, sig_shas: Sequence[str]) -> dict[str, list[SignatureLink]]:
         held = self._signatures()
