@@ -29,7 +29,8 @@ def default_project(cwd: Path | None = None) -> str:
     return cwd.resolve().name or "default"
 
 
-MAX_LEG_TIMEOUT_S = 600.0   # the longest a lookup leg may be given, whichever adapter sets it
+DEFAULT_LEG_TIMEOUT_S = 2.0  # how long a lookup leg may take before its answer is left out
+MAX_LEG_TIMEOUT_S = 600.0    # the longest a lookup leg may be given, whichever adapter sets it
 
 
 class SettingsError(ValueError):
@@ -45,7 +46,7 @@ class Settings:
     derived_filter: bool = True
     derived_thresholds: dict = field(default_factory=dict)
     near_duplicate: float = 0.95
-    leg_timeout_s: float = 2.0
+    leg_timeout_s: float = DEFAULT_LEG_TIMEOUT_S
     fault_injection: dict = field(default_factory=dict)  # leg -> "fail" | "delay:<s>"
 
     @classmethod

@@ -23,6 +23,7 @@ import numpy as np
 from . import budget as budgeting
 from . import resident
 from .canonical import canonical
+from .config import DEFAULT_LEG_TIMEOUT_S
 
 log = logging.getLogger("poimen.context")
 
@@ -140,7 +141,7 @@ class _Run:
         self.store = resident.of(engine.vault.store)
         self.settings = engine.settings
         self.faults = dict(getattr(self.settings, "fault_injection", {}) or {})
-        self.timeout = float(getattr(self.settings, "leg_timeout_s", 2.0))
+        self.timeout = float(getattr(self.settings, "leg_timeout_s", DEFAULT_LEG_TIMEOUT_S))
         self.degraded: list[str] = []
         self.latency: dict[str, float] = {}
         self.vector: np.ndarray | None = None

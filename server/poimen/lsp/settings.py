@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ..config import MAX_LEG_TIMEOUT_S
+from ..config import DEFAULT_LEG_TIMEOUT_S, MAX_LEG_TIMEOUT_S
 
 SECTION = "poimen"
 
@@ -28,7 +28,7 @@ class Settings(BaseModel):
     budget: int = Field(1200, gt=0, le=100_000)
     scope: Literal["project", "all-projects"] | None = None
     min_severity: Literal["error", "warning", "information", "hint"] = "error"
-    leg_timeout_s: float = Field(2.0, gt=0, le=MAX_LEG_TIMEOUT_S)
+    leg_timeout_s: float = Field(DEFAULT_LEG_TIMEOUT_S, gt=0, le=MAX_LEG_TIMEOUT_S)
     debounce_ms: int = Field(300, ge=0, le=10_000)
     queue_limit: int = Field(256, ge=1, le=100_000)
     cache_size: int = Field(512, ge=1, le=100_000)
