@@ -145,3 +145,30 @@ def test_past_the_bound_the_store_answers_and_the_lookup_is_unchanged(tmp_path, 
     assert [(i["sha"], i["tier"]) for i in answered["lessons"]] == \
         [(i["sha"], i["tier"]) for i in held["lessons"]]
     assert answered["lessons"] and answered["lessons"][0]["tier"] == 1
+
+
+def test_while_a_copy_loads_the_store_answers(tmp_path):
+    """A lookup never waits for another thread's load: the store answers meanwhile."""
+    engine = _vault(tmp_path)
+    store = engine.vault.store
+    copy = resident.of(store)
+    request = {"signature_source": FAILURES[0], "scope": "all-projects"}
+    with_copies = engine.context(dict(request))
+    other = Engine(tmp_path / "vault", project="p")
+    other.remember("L1", "Pin the runner image: the new one dropped python3-venv",
+                   without_evidence=True)
+    engine.vault.catch_up()                          # the memories copy is now stale
+    held = [copy._loading[name] for name in ("memories", "signatures", "vectors")]
+    for lock in held:
+        lock.acquire()                               # as if a loader were at work
+    try:
+        assert copy._memories() is None and copy._vectors() is None
+        _same(store, copy)
+        during = engine.context(dict(request))
+    finally:
+        for lock in held:
+            lock.release()
+    assert [(i["sha"], i["tier"]) for i in during["lessons"]] == \
+        [(i["sha"], i["tier"]) for i in with_copies["lessons"]]
+    copy.prime()
+    assert copy._memories() is not None and copy._vectors() is not None

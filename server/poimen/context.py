@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as LegTimeout
 from dataclasses import dataclass, field
@@ -232,9 +233,19 @@ def lookup(engine, request: dict, log_line: bool = True) -> dict:
 
 
 def warm(engine) -> None:
-    """Load what a first answer needs (the model, tokenizers, resident copies, the
-    full-text index) by answering a request that records and logs nothing."""
+    """Load what a first answer needs (the model, tokenizers, the full-text index) by
+    answering a request that records and logs nothing. The resident copies load on a
+    thread of their own meanwhile; until they are in, the store answers."""
+    threading.Thread(target=_prime, args=(engine,), name="poimen-copies",
+                     daemon=True).start()
     lookup(engine, {"task": "warm up", "budget": 1}, log_line=False)
+
+
+def _prime(engine) -> None:
+    try:
+        resident.of(engine.vault.store).prime()
+    except Exception as exc:  # noqa: BLE001 - lookups fall back to the store
+        log.warning("resident copies not loaded: %s", exc)
 
 
 def _skills_leg(run: _Run) -> list[dict]:

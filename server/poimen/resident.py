@@ -8,8 +8,8 @@ cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in th
 sixth decimal) from copies of the `memories`, `signatures` and `vectors` tables. A copy
 is reloaded when its table's version changes and held only while the table has at
 most `MAX_ROWS` rows (at the 10k bench vault the copies take ~120 MB and load in
-0.4 s); past that, and for everything else, it is the store itself (with its ANN and
-BTREE indexes). It reads, never writes.
+0.4 s); past that, while another thread is loading a copy, and for everything else,
+it is the store itself (with its ANN and BTREE indexes). It reads, never writes.
 """
 
 from __future__ import annotations
@@ -103,24 +103,37 @@ class Resident:
     def __init__(self, store: Store):
         self.store, self.db = store, store.db
         self._copies: dict[str, tuple[int, object]] = {}
-        self._lock = threading.Lock()
+        self._loading = {name: threading.Lock() for name in ("memories", "signatures",
+                                                               "vectors")}
 
     def __getattr__(self, name: str):
         return getattr(self.store, name)
 
+    def prime(self) -> None:
+        """Load every copy now (servers do it beside their first answers)."""
+        self._memories(), self._signatures(), self._vectors()
+
     def _copy(self, name: str, load, grow=None):
         """The copy for the table's current version: `load(tbl)`, or `grow(tbl, held)`
-        from the copy of an older version when given."""
+        from the copy of an older version when given. None while another thread is
+        loading it: the store answers meanwhile, so no lookup waits for a load."""
         tbl = self.store.table(name)
         version = tbl.version
-        with self._lock:
+        held = self._copies.get(name)
+        if held is not None and held[0] == version:
+            return held[1]
+        if not self._loading[name].acquire(blocking=False):
+            return None
+        try:
             held = self._copies.get(name)
             if held is None or held[0] != version:
                 older = held[1] if held else None
                 copy = grow(tbl, older) if grow and older is not None else load(tbl)
                 held = self._copies[name] = (version, copy)
                 pa.default_memory_pool().release_unused()   # the Arrow copy read to load
-        return held[1]
+            return held[1]
+        finally:
+            self._loading[name].release()
 
     def _memories(self) -> dict[str, MemoryRow] | None:
         def load(tbl):
