@@ -5,10 +5,11 @@ hand-offs to its background loop, measured on the 1k bench vault), and a lookup 
 a dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text stays on
 disk), signature links and seen counts, stored vectors and the vector search (exact
 cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the
-sixth decimal) from copies of the `memories`, `signatures` and `vectors` tables. A copy
-is reloaded when its table's version changes and held only while the table has at
-most `MAX_ROWS` rows (at the 10k bench vault the copies take ~120 MB and load in
-0.4 s); past that, while another thread is loading a copy, and for everything else,
+sixth decimal) from copies of the `memories`, `signatures` and `vectors` tables (the
+gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
+table's version changes (the vectors copy grows by the new rows instead) and held only
+while the table has at most `MAX_ROWS` rows (at the 10k bench vault the copies take
+~120 MB and load in 0.4 s); past that, while another thread is loading a copy, and for everything else,
 it is the store itself (with its ANN and BTREE indexes). It reads, never writes.
 """
 
