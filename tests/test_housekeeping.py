@@ -67,3 +67,25 @@ def test_versions_and_disk_stay_bounded_and_fulltext_sees_new_rows(tmp_path,
     figures = churn(tmp_path / "vault", WRITES)
     print("housekeeping:", figures)
     check(figures)
+
+
+def test_a_large_table_is_compacted_less_often(tmp_path, monkeypatch):
+    """Each table waits OPTIMIZE_EVERY writes or 1/OPTIMIZE_SHARE of its rows, whichever
+    is more: a big table is rewritten rarely, a small one as often as before."""
+    from poimen import vault as vault_module
+
+    monkeypatch.setattr(vault_module, "OPTIMIZE_EVERY", 5)
+    monkeypatch.setattr(vault_module, "OPTIMIZE_SHARE", 2)
+    engine = Engine(tmp_path / "vault", project="house")
+    optimized = []
+    store = engine.vault.store
+    real = store.optimize
+    monkeypatch.setattr(store, "optimize", lambda names: (optimized.append(set(names)),
+                                                          real(names))[1])
+    for i in range(60):
+        engine.ingest(f"error: step {i} failed with marker{i:04d}q\n")
+    memories = [n for n in optimized if "memories" in n]
+    assert optimized and len(memories) < len(optimized) / 2, optimized
+    every = engine.vault._optimize_every
+    assert 5 < every["memories"] <= store.count("memories") // 2   # rows when last optimized
+    assert every["occurrences"] == 5

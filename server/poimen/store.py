@@ -187,13 +187,14 @@ class Store:
     def update(self, name: str, where: str, values: dict) -> None:
         self.table(name).update(where=where, values=values)
 
-    def optimize(self) -> None:
-        """Compact files, update indexes, drop versions older than KEEP_VERSIONS_FOR;
-        then add the read path's indexes to tables that have grown past their size.
+    def optimize(self, names: Sequence[str] = tuple(TABLES)) -> None:
+        """Compact files, update indexes, drop versions older than KEEP_VERSIONS_FOR (of
+        the tables `names`); then add the read path's indexes to tables that have grown
+        past their size.
         Once the vectors have an ANN index, their table waits for ANN_FOLD_ROWS new
         rows: every fold appends a delta segment that each search visits (with 82 of
         them at 39k vectors, LanceDB's vector search took 70 ms, numpy's scan 8 ms)."""
-        for name in TABLES:
+        for name in names:
             tbl = self.table(name)
             ann = _ann_index(tbl) if name == "vectors" else None
             if ann is None or getattr(ann, "num_unindexed_rows", 0) >= ANN_FOLD_ROWS:
