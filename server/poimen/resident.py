@@ -9,8 +9,9 @@ sixth decimal) from copies of the `memories`, `signatures` and `vectors` tables 
 gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
 table's version changes (the vectors copy grows by the new rows instead) and held only
 while the table has at most `MAX_ROWS` rows (at the 10k bench vault the copies take
-~120 MB and load in 0.4 s); past that, while another thread is loading a copy, and for everything else,
-it is the store itself (with its ANN and BTREE indexes). It reads, never writes.
+~120 MB and load in 0.4 s); past that, while another thread is loading a copy, and for
+everything else, it is the store itself (with its ANN and BTREE indexes). It reads,
+never writes.
 """
 
 from __future__ import annotations
@@ -175,7 +176,8 @@ class Resident:
             new_ids = ids.filter(pc.invert(kept)).to_pylist()
             if pc.sum(kept).as_py() != len(held["ids"]) or len(new_ids) > GROW_MAX_ROWS:
                 return load(tbl)   # rows went away (a rebuild), or too many to fetch
-            live = flags["live"].combine_chunks().take(pc.index_in(held["ids"], value_set=ids))
+            live = flags["live"].combine_chunks().take(
+                pc.index_in(held["ids"], value_set=ids))
             added = (tbl.search().where(_in("id", new_ids)).limit(len(new_ids) + 1)
                      .to_arrow() if new_ids else None)
             return _vector_copy(dict(held, live=live.to_numpy(zero_copy_only=False)), added)
