@@ -89,3 +89,7 @@ def test_a_large_table_is_compacted_less_often(tmp_path, monkeypatch):
     every = engine.vault._optimize_every
     assert 5 < every["memories"] <= store.count("memories") // 2   # rows when last optimized
     assert every["occurrences"] == 5
+    fresh = Engine(tmp_path / "vault", project="house")   # a new process knows the size too
+    fresh.ingest("error: one more step failed with marker9999q\n")
+    assert fresh.vault._optimize_every["memories"] == \
+        max(5, fresh.vault.store.count("memories") // 2) > 5

@@ -116,15 +116,19 @@ class Vault:
         due = []
         for name in TABLES:
             self._since_optimize[name] = self._since_optimize.get(name, 0) + applied
-            if self._since_optimize[name] >= self._optimize_every.get(name, OPTIMIZE_EVERY):
+            if name not in self._optimize_every:   # first write of this process
+                self._optimize_every[name] = self._optimize_interval(name)
+            if self._since_optimize[name] >= self._optimize_every[name]:
                 due.append(name)
         if due:
             self.store.optimize(due)  # also brings the FTS index up to date, in place
             self.store.ensure_fulltext()
             for name in due:
                 self._since_optimize[name] = 0
-                self._optimize_every[name] = max(OPTIMIZE_EVERY,
-                                                 self.store.count(name) // OPTIMIZE_SHARE)
+                self._optimize_every[name] = self._optimize_interval(name)
+
+    def _optimize_interval(self, name: str) -> int:
+        return max(OPTIMIZE_EVERY, self.store.count(name) // OPTIMIZE_SHARE)
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None,
                 batch: int = 256) -> Applied:
