@@ -113,7 +113,9 @@ class Resident:
 
     def prime(self) -> None:
         """Load every copy now (servers do it beside their first answers)."""
-        self._memories(), self._signatures(), self._vectors()
+        self._memories()
+        self._signatures()
+        self._vectors()
 
     def _copy(self, name: str, load, grow=None):
         """The copy for the table's current version: `load(tbl)`, or `grow(tbl, held)`
