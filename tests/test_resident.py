@@ -91,7 +91,7 @@ def _by_id(held: dict) -> dict:
 
 def test_vector_copy_grows_with_writes_as_a_fresh_load_would(tmp_path, monkeypatch):
     """After writes the copy reads only the new rows and every row's live flag; what it
-    then holds equals a copy loaded from scratch (appends, a supersession, new kinds)."""
+    then holds equals a copy loaded from scratch (appends and a supersession)."""
     engine = _vault(tmp_path)
     copy = resident.of(engine.vault.store)
     first = copy._vectors()
