@@ -129,3 +129,16 @@ def test_reopening_applies_what_the_log_holds_past_the_watermark(crowded, tmp_pa
     reopened = Engine(vault.path, project="demo", settings=Settings())
     assert sha in reopened.store.memories([sha])
     assert reopened.vault.verify() == []
+
+
+def test_a_replayed_signature_link_keeps_the_first_links_time(tmp_path):
+    """Catch-up after a crash replays records with upsert; a signature link is never
+    rewritten by it (rebuild keeps the first link, so the live table must too)."""
+    from poimen.store import Store
+
+    store = Store(tmp_path / "lance")
+    link = {"id": "s:m", "sig_sha": "s", "memory_sha": "m", "level": "L1", "tool": "npm",
+            "kind": "error", "family": "", "message": "m", "project": "p", "at": "first"}
+    store.put("signatures", [link])
+    store.put("signatures", [dict(link, at="replayed")], upsert=True)
+    assert [r["at"] for r in store.dump("signatures")] == ["first"]

@@ -174,11 +174,11 @@ class Store:
         schema, key = TABLES[name]
         data = pa.Table.from_pylist(rows, schema=schema)
         tbl = self.table(name)
-        if upsert:
+        if name in INSERT_IF_ABSENT and tbl.count_rows():   # the first link stands,
+            tbl.merge_insert(key).when_not_matched_insert_all().execute(data)  # replays too
+        elif upsert:
             (tbl.merge_insert(key).when_matched_update_all()
              .when_not_matched_insert_all().execute(data))
-        elif name in INSERT_IF_ABSENT and tbl.count_rows():
-            tbl.merge_insert(key).when_not_matched_insert_all().execute(data)
         else:
             tbl.add(data)
         if name == "memories":
