@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-ENGINE_MODULES = ["poimen.engine", "poimen.context", "poimen.vault", "poimen.store",
+ENGINE_MODULES = ["poimen.engine", "poimen.lookup", "poimen.vault", "poimen.store",
                   "poimen.signatures", "poimen.symptoms", "poimen.derived", "poimen.redact",
                   "poimen.references", "poimen.skills", "poimen.budget", "poimen.gate"]
 ADAPTER_PACKAGES = ["pygls", "lsprotocol", "fastapi", "starlette", "uvicorn"]

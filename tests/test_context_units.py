@@ -1,12 +1,13 @@
-"""The lookup's pure parts: request validation, budget order, RRF, chunking, trigrams."""
+"""The lookup's pure parts: request validation, budget order, fusion, chunking, trigrams."""
 
 from __future__ import annotations
 
 import pytest
 
 from poimen import budget as budgeting
-from poimen.context import (BadContextRequest, encode_body, parse_request, rrf,
-                            trigram_similarity, trigrams)
+from poimen.lookup import BadContextRequest, encode_body, parse_request
+from poimen.lookup.fusion import FEATURES, Model, models
+from poimen.lookup.similarity import trigram_similarity, trigrams
 from poimen.references import MAX_CHUNK_CHARS, chunk_text
 
 
@@ -75,11 +76,23 @@ def test_body_encoding_is_canonical():
     assert encode_body({"b": 1, "a": [0.5, "é"]}) == '{"a":[0.5,"é"],"b":1}'.encode()
 
 
-def test_rrf_fuses_by_rank_not_score():
-    fused = rrf([["a", "b", "c"], ["c", "a"], []])
-    assert max(fused, key=fused.get) == "a"
-    assert fused["c"] > fused["b"]
-    assert rrf([[], []]) == {}
+def test_shipped_models_use_known_features_and_a_threshold_in_range():
+    shipped = models()
+    assert set(shipped) == {"paste", "prose", "reference"}
+    for model in shipped.values():
+        assert set(model.features) <= set(FEATURES)
+        assert len(model.weights) == len(model.features)
+        assert 0.0 < model.threshold < 1.0
+
+
+def test_fusion_keeps_the_score_gap_that_ranks_discard():
+    """A 0.63 cosine outscores a 0.52 one by the weight times the gap, and a view that
+    found nothing useful (zero) does not lift a candidate."""
+    model = Model(("cos_text", "bm25_text"), (4.0, 1.0), -2.0, 0.5)
+    strong, weak = model.score({"cos_text": 0.63}), model.score({"cos_text": 0.52})
+    assert strong > weak
+    assert model.score({"cos_text": 0.52, "bm25_text": 0.0}) == weak
+    assert 0.0 < model.score({"cos_text": -50.0}) < model.score({}) < 1.0
 
 
 def test_trigram_similarity_bounds():
@@ -112,18 +125,3 @@ def test_long_sections_split_at_paragraphs():
     assert len(chunks) > 1
     assert all(len(c.body) <= MAX_CHUNK_CHARS for c in chunks)
     assert sum(c.body.count("word") for c in chunks) == 1000
-
-
-def test_failure_paste_ranks_by_best_view_and_prose_by_mean_of_views():
-    from poimen.context import Hits
-
-    def ranked(prose: bool) -> list[str]:
-        hits = Hits(prose=prose)
-        hits.add("symptom", [("spiky", 0.70), ("steady", 0.55)])
-        hits.add("text", [("steady", 0.60), ("spiky", 0.30)])
-        return hits.ranked()[0]
-
-    assert ranked(prose=False) == ["spiky", "steady"]     # max: 0.70 > 0.60
-    assert ranked(prose=True) == ["steady", "spiky"]      # mean: 0.575 > 0.50
-    merged = Hits.merged([Hits(prose=True), Hits()])
-    assert merged.prose

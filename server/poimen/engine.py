@@ -1,7 +1,7 @@
 """The engine: the one facade the CLI, HTTP and LSP adapters call.
 
 Write path: redact → derived filter → L0 + signatures → gate → log → symptom
-projection → embed. Read path: `poimen.context.lookup`. No adapter imports here.
+projection → embed. Read path: `poimen.lookup`. No adapter imports here.
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ class Engine:
 
     # -- read path ----------------------------------------------------------------
     def context(self, request: dict) -> dict:
-        from .context import lookup
+        from .lookup import lookup
 
         return lookup(self, request)
 
@@ -338,7 +338,7 @@ class Engine:
         return {"vault": str(self.vault.path), "memories": levels,
                 "superseded": store.count("memories", "superseded_by != ''"),
                 "vectors": {k: store.count("vectors", f"kind = '{k}'")
-                            for k in ("text", "symptom")},
+                            for k in ("text", "symptom", "evidence")},
                 "signatures": store.count("signatures"),
                 "occurrences": store.count("occurrences"),
                 "log_records": sum(1 for _ in self.vault.log.entries()),

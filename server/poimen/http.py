@@ -3,7 +3,7 @@
 FastAPI because the request schema is a pydantic model that gives validation (422 with
 a reason) and the OpenAPI document (`/openapi.json`, `/docs`) from one declaration; it
 runs on Starlette and uvicorn, both already dependencies. The adapter translates and
-decides nothing: the body is `Engine.context` encoded by `poimen.context.encode_body`.
+decides nothing: the body is `Engine.context` encoded by `poimen.lookup.encode_body`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException
 
-from .context import BadContextRequest, encode_body
+from .lookup import BadContextRequest, encode_body
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 LOOPBACK_NAMES = {"localhost"}
@@ -193,7 +193,7 @@ def create_app(engine, token: str | None = None, max_body: int = MAX_BODY_BYTES,
 
 def _warm(engine) -> None:
     """Load the model and indexes while uvicorn starts (the first request needs them)."""
-    from .context import warm
+    from .lookup import warm
 
     try:
         warm(engine)

@@ -105,6 +105,7 @@ class Resident:
     def __init__(self, store: Store):
         self.store, self.db = store, store.db
         self._copies: dict[str, tuple[int, object]] = {}
+        self._children_of: tuple[dict, dict] | None = None   # (memories copy, its index)
         self._loading = {name: threading.Lock() for name in ("memories", "signatures",
                                                                "vectors")}
 
@@ -217,6 +218,24 @@ class Resident:
     def successor(self, sha: str) -> str | None:
         return follow_supersession(self.memories, sha)
 
+    def children_many(self, shas: Sequence[str]) -> dict[str, list[str]]:
+        held = self._memories()
+        if held is None:
+            return self.store.children_many(shas)
+        children = self._children(held)
+        return {sha: children[sha] for sha in dict.fromkeys(shas) if sha in children}
+
+    def _children(self, held: dict) -> dict[str, list[str]]:
+        """parent sha -> the memories citing it, for the held memories copy."""
+        made = self._children_of
+        if made is None or made[0] is not held:
+            index: dict[str, list[str]] = {}
+            for sha in sorted(held):
+                for parent in held[sha].parents:
+                    index.setdefault(parent, []).append(sha)
+            made = self._children_of = (held, index)
+        return made[1]
+
     def vectors_of(self, memory_shas: Sequence[str], kind: str) -> dict[str, np.ndarray]:
         held = self._vectors()
         if held is None:
@@ -245,12 +264,14 @@ class Resident:
         return [dict(row) for sha in dict.fromkeys(memory_shas)
                 for row in held[1].get(sha, ())]
 
-    def seen_many(self, sig_shas: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+    def seen_many(self, sig_shas: Sequence[str], without: str | None = None
+                  ) -> dict[str, tuple[int, str | None]]:
         """`Store.seen_many`: evidence from the copy, occurrences in one query."""
         held = self._signatures()
         if held is None:
-            return self.store.seen_many(sig_shas)
-        times = {sha: [r["at"] for r in held[0].get(sha, ()) if r["level"] == "L0"]
+            return self.store.seen_many(sig_shas, without)
+        times = {sha: [r["at"] for r in held[0].get(sha, ())
+                       if r["level"] == "L0" and r["memory_sha"] != without]
                  for sha in sig_shas}
         if times:
             for r in (self.store.table("occurrences").search()

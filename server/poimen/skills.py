@@ -108,7 +108,7 @@ def load(vault_dir: Path) -> list[Skill]:
 
 def match(vault_dir: Path, query: str, vector, embedder) -> list[dict]:
     """Score every skill against the request (cosine, or trigram Dice without vectors)."""
-    from .context import trigram_similarity, trigrams
+    from .lookup.similarity import trigram_similarity, trigrams
 
     hits = []
     for skill in load(vault_dir):

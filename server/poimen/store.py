@@ -241,6 +241,23 @@ class Store:
         rows = query.limit(self.table("memories").count_rows() + 1).to_list()
         return [MemoryRow.from_arrow(r) for r in rows]
 
+    def children_many(self, shas: Sequence[str]) -> dict[str, list[str]]:
+        """The L1/L2 memories citing each of `shas` as a parent (one query)."""
+        shas = list(dict.fromkeys(shas))
+        if not shas:
+            return {}
+        wanted = set(shas)
+        rows = (self.table("memories").search()
+                .where(f"level != 'L0' AND array_has_any(parents, "
+                       f"[{', '.join(_quote(s) for s in shas)}])")
+                .select(["sha", "parents"]).limit(1_000_000).to_list())
+        out: dict[str, list[str]] = {}
+        for row in sorted(rows, key=lambda r: r["sha"]):
+            for parent in row["parents"] or ():
+                if parent in wanted:
+                    out.setdefault(parent, []).append(row["sha"])
+        return out
+
     def count(self, name: str, where: str | None = None) -> int:
         return self.table(name).count_rows(where)
 
@@ -340,15 +357,19 @@ class Store:
         """How often a signature was seen (evidence + occurrences) and when last."""
         return self.seen_many([sig_sha])[sig_sha]
 
-    def seen_many(self, sig_shas: Sequence[str]) -> dict[str, tuple[int, str | None]]:
-        """`seen` for each signature, in two queries."""
+    def seen_many(self, sig_shas: Sequence[str], without: str | None = None
+                  ) -> dict[str, tuple[int, str | None]]:
+        """`seen` for each signature, in two queries; `without`: an evidence sha left
+        out (a request's own, just recorded, is not an earlier sighting)."""
         times: dict[str, list[str]] = {sha: [] for sha in sig_shas}
         if not times:
             return {}
         where = _in("sig_sha", sorted(times))
+        if without:
+            where += f" AND memory_sha != {_quote(without)}"
         evidence = (self.table("signatures").search().where(f"{where} AND level = 'L0'")
                     .select(["sig_sha", "at"]).limit(1_000_000).to_list())
-        occurrences = (self.table("occurrences").search().where(where)
+        occurrences = (self.table("occurrences").search().where(_in("sig_sha", sorted(times)))
                        .select(["sig_sha", "at"]).limit(10_000_000).to_list())
         for r in evidence + occurrences:
             times[r["sig_sha"]].append(r["at"])

@@ -20,8 +20,10 @@ from .canonical import canonical, sha256_text
 from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir, private_umask
 from .store import TABLES, Store, _in, _quote
+from .views import evidence_view
 
 VECTOR_LEVELS = ("L1", "L2", "R")
+VECTOR_KINDS = ("text", "symptom", "evidence")
 NODE_TEXT_LIMIT = 64 * 1024  # evidence beyond this stays in the log, not the node
 OPTIMIZE_EVERY = 200         # applied writes between LanceDB housekeeping runs of a table...
 OPTIMIZE_SHARE = 50          # ...or a fiftieth of its rows, if more: compaction rewrites it
@@ -170,6 +172,11 @@ class Vault:
                     if e.rec.get("type") in ("memory", "reference")}
         expected |= {(e.rec["memory"], "symptom") for e in entries
                      if e.rec.get("type") == "projection" and e.rec["lines"]}
+        evidence = {e.sha: e.rec["text"][:NODE_TEXT_LIMIT] for e in entries
+                    if e.rec.get("type") == "evidence"}
+        expected |= {(e.sha, "evidence") for e in entries if e.rec.get("type") == "memory"
+                     and evidence_view([evidence[p] for p in e.rec.get("parents", ())
+                                        if p in evidence])}
         for sha, kind in sorted(expected - vectors):
             problems.append(f"memory {sha} lacks its {kind} vector")
         for sha, kind in sorted(vectors - expected):
@@ -217,6 +224,9 @@ class Vault:
         project = rec.get("project", "")
         batch.add_memory(entry, level, rec["text"], rec)
         batch.add_vector(entry.sha, "text", level, project, rec["text"])
+        view = evidence_view(batch.evidence_texts(rec.get("parents", ())))
+        if view:
+            batch.add_vector(entry.sha, "evidence", level, project, view)
         if rec.get("supersedes"):
             batch.supersede(rec["supersedes"], entry.sha)
         batch.link_parent_signatures(entry.sha, level, project, rec.get("parents", ()),
@@ -302,6 +312,11 @@ class _Batch:
         row.update(self.changes.get(sha, {}))
         return row
 
+    def evidence_texts(self, parents: Sequence[str]) -> list[str]:
+        """The texts of the L0 evidence among `parents`, in order."""
+        rows = [self.memory(sha) for sha in parents]
+        return [row["text"] for row in rows if row is not None and row["level"] == "L0"]
+
     def add_memory(self, entry: Entry, level: str, text: str, rec: dict) -> None:
         meta = {k: rec[k] for k in ("without_evidence", "heading", "path", "meta")
                 if k in rec}
@@ -361,7 +376,7 @@ class _Batch:
 
     def supersede(self, old: str, new: str) -> None:
         self.change_memory(old, {"superseded_by": new})
-        for kind in ("text", "symptom"):
+        for kind in VECTOR_KINDS:
             key = f"{old}:{kind}"
             if key in self.rows["vectors"]:
                 self.rows["vectors"][key]["live"] = False

@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
                 request_id: Optional[str] = typer.Option(
                     None, "--request-id", help="Idempotency key: a retry counts once.")):
         """What do we already know about this failure, tool or task?"""
-        from ..context import BadContextRequest, encode_body
+        from ..lookup import BadContextRequest, encode_body
 
         request = {"tool": tool, "task": task, "scope": scope, "budget": budget,
                    "request_id": request_id, "project": options(ctx).project}

@@ -114,7 +114,7 @@ class Session:
             vault = Path(self.settings.vault).expanduser() if self.settings.vault \
                 else default_vault()
             if (vault / "log").is_dir():   # never create a vault nobody asked for
-                from poimen.context import warm
+                from poimen.lookup import warm
 
                 warm(self.engine())
         except Exception as exc:  # noqa: BLE001 - the first real call reports it

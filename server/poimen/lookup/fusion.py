@@ -1,0 +1,126 @@
+"""Fusion: one score per candidate, from its features, with weights fitted on data.
+
+`score = sigmoid(bias + weights · features)`, a logistic model per request mode:
+`paste` (the request carried failure signatures), `prose` (a failure told in words)
+and `reference` (R chunks for tier 3). Weights, feature names and each mode's
+abstention threshold ship as data (`weights.json`, written by `bench/fit_fusion.py` from
+the corpus's dev split): a candidate under the threshold is a neighbour, not an answer,
+so an unknown failure falls through to tier 3. Without an embedder, trigram Dice
+with fixed floors decides instead (no model was fitted for that mode).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from .candidates import Candidates
+from .run import Run
+from .similarity import trigram_similarity, trigrams
+
+FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "bm25_text", "bm25_evidence",
+            "sig_dice", "same_family", "same_tool", "same_project")
+VECTOR_KINDS = ("symptom", "text", "evidence")
+TRIGRAM_MIN = 0.20        # degraded: trigram Dice a hit must reach
+TRIGRAM_STRONG = 0.50     # degraded: Dice that stands without a near signature
+NEAR_SIGNATURE = 0.55     # degraded: trigram Dice of normalised messages (same family)
+
+
+@dataclass(frozen=True)
+class Model:
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+
+    def score(self, values: dict[str, float]) -> float:
+        z = self.bias + sum(w * values.get(f, 0.0) for f, w in zip(self.features,
+                                                                     self.weights))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+@lru_cache(maxsize=1)
+def models() -> dict[str, Model]:
+    """The shipped models, by mode."""
+    data = json.loads(resources.files(__package__).joinpath("weights.json").read_text())
+    return {mode: Model(tuple(m["features"]), tuple(m["weights"]), m["bias"],
+                        m["threshold"]) for mode, m in data["modes"].items()}
+
+
+def mode_of(run: Run, levels) -> str:
+    if levels != ("L1", "L2"):
+        return "reference"
+    return "paste" if run.signatures else "prose"
+
+
+BM25_VIEWS = (("fulltext", "bm25_text"), ("evidence_fulltext", "bm25_evidence"))
+
+
+def features(run: Run, found: Candidates, sha: str, tool: str | None,
+             best_bm25: dict[str, float]) -> dict[str, float]:
+    """The model's inputs for one candidate (BM25 relative to this request's best)."""
+    sc, row = found.scores[sha], found.rows[sha]
+    out = {f"cos_{kind}": sc.get(kind, 0.0) for kind in VECTOR_KINDS}
+    for kind, name in BM25_VIEWS:
+        best = best_bm25.get(kind, 0.0)
+        out[name] = sc.get(kind, 0.0) / best if best > 0 else 0.0
+    linked = found.linked.get(sha, set())
+    families = {sig.family for sig in run.signatures}
+    out["sig_dice"] = max((trigram_similarity(trigrams(message), trigrams(sig.message))
+                           for sig in run.signatures for family, message in linked
+                           if family == sig.family), default=0.0)
+    out["same_family"] = float(any(family in families for family, _ in linked))
+    tools = {row.tool} | {family.split(":", 1)[0] for family, _ in linked}
+    out["same_tool"] = float(bool(tool) and tool in tools)
+    out["same_project"] = float(row.project == run.req.project)
+    return out
+
+
+def feature_table(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:
+    """sha -> the model's inputs, for every candidate."""
+    best_bm25 = {kind: max((s.get(kind, 0.0) for s in found.scores.values()), default=0.0)
+                 for kind, _ in BM25_VIEWS}
+    return {sha: features(run, found, sha, tool, best_bm25) for sha in found.scores}
+
+
+def score_all(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:
+    """sha -> {scores, score, matched_kind, row, rerank, relevant} for every candidate."""
+    mode = mode_of(run, found.levels)
+    model = models()[mode] if run.vector is not None else None
+    table = feature_table(run, found, tool) if model is not None else {}
+    out = {}
+    for sha, sc in found.scores.items():
+        kind, best = matched(sc)
+        if model is None:
+            fused, relevant = best, _relevant_degraded(run, mode, best, found.linked.get(sha))
+        else:
+            fused = model.score(table[sha])
+            relevant = fused >= model.threshold
+        out[sha] = {"scores": sc, "score": best, "matched_kind": kind,
+                    "row": found.rows[sha], "rerank": fused, "relevant": relevant}
+    return out
+
+
+def matched(scores: dict) -> tuple[str, float]:
+    """The kind that matched best and its raw score (cosine, or trigram Dice)."""
+    for group in (VECTOR_KINDS, ("trigram",)):
+        present = [(scores[k], k) for k in group if k in scores]
+        if present:
+            best, kind = max(present)
+            return kind, best
+    return "fulltext", 0.0
+
+
+def _relevant_degraded(run: Run, mode: str, best: float, linked) -> bool:
+    """Without vectors: Dice ≥ TRIGRAM_MIN; for a paste, a near-identical signature
+    (same family, message Dice ≥ NEAR_SIGNATURE) unless Dice ≥ TRIGRAM_STRONG."""
+    if best < TRIGRAM_MIN:
+        return False
+    if mode != "paste" or best >= TRIGRAM_STRONG:
+        return True
+    return any(family == sig.family and trigram_similarity(
+        trigrams(message), trigrams(sig.message)) >= NEAR_SIGNATURE
+        for sig in run.signatures for family, message in linked or ())

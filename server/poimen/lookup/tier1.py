@@ -1,0 +1,66 @@
+"""Tier 1: this exact failure happened here before (the same `sig_sha`).
+
+A signature is known when an earlier, different record carries it: evidence ingested
+before, or a lesson. The evidence the request's own source was just recorded as
+(`evidence_sha`, as `mem run` and the language server send it) is this occurrence,
+not an earlier one: it neither makes the failure known nor counts as seen, and no
+occurrence record is added for it. Otherwise each hit signature appends one occurrence
+record keyed by `request_id` (a retry counts once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .run import Run
+
+LESSON_LEVELS = ("L1", "L2")
+
+
+@dataclass
+class Tier1:
+    """Exact signature hits: per-signature info, [(memory sha, signature index, seen,
+    last seen)], and the hit memories' rows and stored text vectors."""
+
+    info: list = field(default_factory=list)
+    hits: list = field(default_factory=list)
+    rows: dict = field(default_factory=dict)
+    vectors: dict = field(default_factory=dict)
+
+
+def tier1(run: Run, signatures) -> Tier1:
+    """Tier-1 hits; fetches the hit memories here, beside the query embedding."""
+    own = run.req.evidence_sha
+    by_sig = run.store.signature_links_many([sig.sig_sha for sig in signatures])
+    by_sig = {sha: [ln for ln in links if ln.memory_sha != own
+                    and (run.req.scope != "project" or ln.project == run.req.project)]
+              for sha, links in by_sig.items()}
+    known = [sig.sig_sha for sig in signatures if by_sig.get(sig.sig_sha)]
+    if own is None:
+        _record_occurrences(run, known)
+    seen = run.store.seen_many(known, without=own)
+    info, hits = [], []
+    for index, sig in enumerate(signatures):
+        links = by_sig.get(sig.sig_sha, [])
+        entry = {"sig_sha": sig.sig_sha, "tool": sig.tool, "kind": sig.kind,
+                 "rule": sig.rule, "message": sig.message, "known": bool(links)}
+        if links:
+            count, last = seen[sig.sig_sha]
+            lessons = [ln for ln in links if ln.level in LESSON_LEVELS]
+            entry.update(seen_count=count, last_seen=last, lessons=len(lessons))
+            hits += [(ln.memory_sha, index, count, last) for ln in lessons]
+        info.append(entry)
+    shas = [sha for sha, *_ in hits]
+    rows = run.store.memories(shas)
+    run.count.prime([row.text for row in rows.values()])
+    return Tier1(info, hits, rows, run.store.vectors_of(shas, "text"))
+
+
+def _record_occurrences(run: Run, sig_shas: list[str]) -> None:
+    if not sig_shas:
+        return
+    try:
+        run.fault("occurrence")
+        run.engine.record_occurrences(sig_shas, run.req.project, run.req.request_id)
+    except Exception as exc:  # noqa: BLE001 - the answer stands without the count
+        run.degraded.append(f"occurrence: not recorded ({type(exc).__name__}: {exc})")
