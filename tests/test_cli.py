@@ -140,3 +140,20 @@ def test_run_tees_output_and_answers_on_failure(vault, tmp_path):
     ok = mem(path, "run", "--", sys.executable, "-c", "print('fine')", check=False)
     assert ok.returncode == 0 and ok.stdout.strip() == "fine"
 
+
+
+def test_a_first_failure_is_new_and_only_an_earlier_run_makes_it_seen(tmp_path):
+    """`mem run` on a fresh vault: the run's own evidence is this occurrence, not an
+    earlier one; the second run is "seen 1×" (the first run), never counted twice."""
+    path = tmp_path / "fresh"
+    mem(path, "init")
+    command = ("run", "--", sys.executable, "-c", "import some_missing_module_xyz")
+    first = mem(path, *command, check=False)
+    assert first.returncode == 1
+    assert "new here" in first.stderr and "Tier 1" not in first.stderr
+    assert "mem remember --level L1 --parent" in first.stderr   # how to record the fix
+    second = mem(path, *command, check=False)
+    assert "Tier 1 · seen 1×" in second.stderr, second.stderr
+    third = as_json(mem(path, "--json", *command, check=False))
+    known = [s for s in third["context"]["signatures"] if s["known"]]
+    assert known and known[0]["seen_count"] == 2

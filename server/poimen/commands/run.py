@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from typing import List
 
 import typer
@@ -41,13 +42,28 @@ def register(app: typer.Typer) -> None:
         if code == 0:
             raise typer.Exit(0)
         eng = engine(ctx, create=True)
+        # each run is its own evidence record; the lookup leaves it out of "seen before"
         ingested = eng.ingest(output, source="terminal",
-                              meta={"command": " ".join(command), "exit_code": code})
-        answer = eng.context({"signature_source": output})
+                              meta={"command": " ".join(command), "exit_code": code,
+                                    "run": uuid.uuid4().hex})
+        request = {"signature_source": output}
+        if ingested.evidence_sha:
+            request["evidence_sha"] = ingested.evidence_sha
+        answer = eng.context(request)
         sys.stdout.flush()
         if options(ctx).json:
             emit(ctx, {"exit_code": code, "ingest": ingested.to_json(), "context": answer})
         else:
             sys.stderr.write("\n── poimen ─────────────────────────────\n"
-                             + card(answer) + "\n")
+                             + card(answer) + "\n" + _record_hint(answer, ingested) + "\n")
         raise typer.Exit(code)
+
+
+def _record_hint(answer: dict, ingested) -> str:
+    """How to record the fix, when nothing recorded explains this failure yet."""
+    if any(item["tier"] == 1 for item in answer.get("lessons", ())) or \
+            not ingested.evidence_sha:
+        return ""
+    return ("\nOnce you have fixed it, record how, so the next person finds it:\n"
+            f"  mem remember --level L1 --parent {ingested.evidence_sha} "
+            "--text \"what was wrong and what changed\"\n")

@@ -72,6 +72,7 @@ def prepare(engine, req: Request) -> tuple[Run, str | None]:
     run.signatures = query.signatures(run)
     tool = req.tool or (run.signatures[0].tool if run.signatures else None)
     run.query = query.text(req, run.source, tool, run.signatures)
+    run.fulltext = query.fulltext(req, run.source) or run.query
     return run, tool
 
 

@@ -52,7 +52,7 @@ def gather(run: Run, levels: tuple) -> Candidates:
             found.add(kind, [(h.memory_sha, h.score) for h in store.search_vectors(
                 run.vector, kind=kind, limit=SEARCH_LIMIT, levels=levels,
                 include_superseded=True)])
-    query = run.query if lessons else _reference_query(run)
+    query = run.fulltext if lessons else _reference_query(run)
     found.add("fulltext", [(h.memory_sha, h.score) for h in store.search_fulltext(
         query, limit=SEARCH_LIMIT, levels=levels, include_superseded=True)])
     if lessons:
@@ -74,12 +74,12 @@ def _reference_query(run: Run) -> str:
     """References are searched by the failure's normalised messages too: a doc names
     the error without the paste's paths and numbers."""
     messages = [sig.message for sig in run.signatures[:3]]
-    return "\n".join(dict.fromkeys([run.query] + messages))
+    return "\n".join(dict.fromkeys([run.fulltext] + messages))
 
 
 def _evidence_fulltext(run: Run, found: Candidates) -> None:
     """BM25 over evidence: each lesson scores its best-matching cited evidence."""
-    hits = run.store.search_fulltext(run.query, limit=SEARCH_LIMIT, levels=("L0",))
+    hits = run.store.search_fulltext(run.fulltext, limit=SEARCH_LIMIT, levels=("L0",))
     children = run.store.children_many([h.memory_sha for h in hits])
     found.add("evidence_fulltext", [(lesson, h.score) for h in hits
                                     for lesson in children.get(h.memory_sha, ())])

@@ -39,6 +39,15 @@ def text(req: Request, source: str, tool: str | None, sigs) -> str:
     return "\n".join(p for p in parts if p)
 
 
+FULLTEXT_CHARS = 4000
+
+
+def fulltext(req: Request, source: str) -> str:
+    """What BM25 is asked: the task and the paste itself (its words beyond the
+    excerpts, a package or a flag, are what full text is good at)."""
+    return "\n".join(p for p in (req.task, source.strip()[:FULLTEXT_CHARS]) if p)
+
+
 def embedder_or_none(engine):
     from ..embed import EmbedderUnavailable
 

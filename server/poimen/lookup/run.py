@@ -32,7 +32,8 @@ class Run:
         self.degraded: list[str] = []
         self.latency: dict[str, float] = {}
         self.vector: np.ndarray | None = None
-        self.query = ""
+        self.query = ""          # what is embedded (task + signature excerpts)
+        self.fulltext = ""       # what BM25 is asked (task + the whole paste)
         self.signatures: list = []
         self.source = ""          # the redacted signature_source
         self.count: budgeting.TokenCounter | None = None

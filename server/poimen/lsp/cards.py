@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 CARD_TEXT_LIMIT = 700
 NO_LESSON = "This exact failure was seen here before, but nobody recorded how it was fixed."
-NO_ANSWER = "No match · nobody here has hit this, and no reference explains it"
+NO_ANSWER = "No match · new here: nobody here has hit this, and no reference explains it"
 
 
 def headline(response: Mapping[str, Any]) -> str:
@@ -23,6 +23,9 @@ def headline(response: Mapping[str, Any]) -> str:
         parts = ["Tier 1", f"seen {seen}×" if seen else "seen before"]
         if last:
             parts.append(f"last {str(last)[:10]}")
+        causes = len(tier1_lessons(response))
+        if causes > 1:
+            parts.append(f"{causes} causes recorded")
         return " · ".join(parts)
     if tier == 2:
         if lead and lead.get("score") is not None:
@@ -32,6 +35,10 @@ def headline(response: Mapping[str, Any]) -> str:
     if tier == 3:
         return "Tier 3 · reference: nobody here has hit this"
     return NO_ANSWER
+
+
+def tier1_lessons(response: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [i for i in response.get("lessons") or () if i.get("tier") == 1]
 
 
 def lead_item(response: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -49,11 +56,18 @@ def card(response: Mapping[str, Any], provenance: Mapping[str, Mapping] | None =
     """The hover card: headline, the leading lesson, its level and provenance, a link."""
     lines = [headline(response), ""]
     lead = lead_item(response)
-    if lead is not None:
+    causes = tier1_lessons(response)
+    if len(causes) > 1:   # one failure, several recorded causes: show each, not one
+        lines += ["This failure has more than one recorded cause; check which applies:", ""]
+        lines += [f"{n}. {_trim(' '.join(str(i.get('text', '')).split()), 300)}"
+                  for n, i in enumerate(causes, 1)]
+        lead = None
+        lines += [""]
+    elif lead is not None:
         lines += [_trim(str(lead.get("text", "")).strip()), "", _about(lead)]
         lines += [f"- {_evidence(sha, (provenance or {}).get(sha))}"
                   for sha in lead.get("parents") or ()]
-    elif response.get("tier") == 1:
+    elif response.get("tier") == 1 and not causes:
         lines += [NO_LESSON]
     more = _more(response, lead)
     if more:
@@ -128,7 +142,8 @@ def _evidence(sha: str, node: Mapping[str, Any] | None) -> str:
 
 
 def _more(response: Mapping[str, Any], lead: Mapping[str, Any] | None) -> str:
-    others = [i for i in response.get("lessons") or () if i is not lead]
+    shown = tier1_lessons(response) if lead is None else [lead]
+    others = [i for i in response.get("lessons") or () if i not in shown]
     refs = [i for i in response.get("references") or () if i is not lead]
     parts = []
     if others:

@@ -125,19 +125,23 @@ class Session:
         return await self.parse(lambda extract: failure_from(text, source, extract, tool))
 
     async def answer(self, failure: Failure, request_id: str | None = None,
-                     fresh: bool = False) -> Answer:
-        """The cached answer for `failure`, or a new lookup (always one when `fresh`)."""
+                     fresh: bool = False, evidence_sha: str | None = None) -> Answer:
+        """The cached answer for `failure`, or a new lookup (always one when `fresh`);
+        `evidence_sha`: the evidence this very failure was just recorded as."""
         cached = None if fresh else self.cache.get(failure.key)
         if cached is not None:
             return cached
-        answer = await self.call(self._lookup, failure, request_id)
+        answer = await self.call(self._lookup, failure, request_id, evidence_sha)
         self.cache.put(failure.key, answer)
         return answer
 
-    def _lookup(self, engine, failure: Failure, request_id: str | None) -> Answer:
+    def _lookup(self, engine, failure: Failure, request_id: str | None,
+                evidence_sha: str | None = None) -> Answer:
         request = {"signature_source": failure.text, "budget": self.settings.budget}
         if request_id:
             request["request_id"] = request_id
+        if evidence_sha:
+            request["evidence_sha"] = evidence_sha
         if self.settings.project:
             request["project"] = self.settings.project
         if self.settings.scope:

@@ -44,11 +44,13 @@ async def on_terminal_output(ls, params: TerminalOutput) -> None:
             return
         failure = await session.failure(output, "terminal")
         session.latest = failure
-        answer = await session.answer(failure, uuid.uuid4().hex, fresh=True)  # each run occurs once
-        meta = {"command": command, "exit_code": params.exit_code, "cwd": cwd}
+        # each run is recorded once, as evidence; the lookup leaves it out of "seen before"
+        meta = {"command": command, "exit_code": params.exit_code, "cwd": cwd,
+                "run": uuid.uuid4().hex}
         ingested = await session.call(lambda engine: engine.ingest(output, "terminal", meta=meta))
         if ingested.evidence_sha:
             session.evidence[failure.key] = ingested.evidence_sha
+        answer = await session.answer(failure, fresh=True, evidence_sha=ingested.evidence_sha)
         loop = asyncio.get_running_loop()
         snapshot = await loop.run_in_executor(None, resolution.snapshot, cwd)
         session.failing[origin] = Failing(failure, ingested.evidence_sha, snapshot)
