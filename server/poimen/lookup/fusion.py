@@ -1,7 +1,7 @@
 """Fusion: one score per candidate, from its features, with weights fitted on data.
 
 `score = sigmoid(bias + weights · features)`, a logistic model per request mode:
-`paste` (the request carried failure signatures), `prose` (a failure told in words)
+`paste` (the request carried failure output), `prose` (a failure told in words)
 and `reference` (R chunks for tier 3). Weights, feature names and each mode's
 abstention threshold ship as data (`weights.json`, written by `bench/fit_fusion.py` from
 the corpus's dev split): a candidate under the threshold is a neighbour, not an answer,
@@ -53,7 +53,7 @@ def models() -> dict[str, Model]:
 def mode_of(run: Run, levels) -> str:
     if levels != ("L1", "L2"):
         return "reference"
-    return "paste" if run.signatures else "prose"
+    return "paste" if run.req.signature_source else "prose"
 
 
 BM25_VIEWS = (("fulltext", "bm25_text"), ("evidence_fulltext", "bm25_evidence"))

@@ -162,6 +162,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
+    Pattern("trailing_punctuation", re.compile(r"[\s,;:]+$"), "",
+            "a wrapped or listed message ends in a comma or colon in one paste only"),
 )
 
 _PY_SUGGESTION = re.compile(r"\.? Did you mean:? '?[\w.]*'?\?$")

@@ -26,6 +26,10 @@ _PREFIX = re.compile("|".join((
     r"ERROR: logging before flag\.Parse: ",
     r"[ \t]{0,40}\[ {0,3}\d{1,3}%\]\s",  # cmake/make progress
     r"(?:INFO|DEBUG|TRACE)\s+(?=\S)",
+    r"\[\d{1,2}-[A-Z][a-z]{2}-\d{4} \d{2}:\d{2}:\d{2}(?: [A-Za-z/_+-]{1,30})?\] ",  # PHP log
+    r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] (?:\w+\.\w+: )?",  # Laravel/Monolog
+    r"\d{1,6}(?=(?:ERROR|FATAL|WARNING|Error|Running|Job|\$ ))",  # web-UI line numbers, glued
+    r"\$ (?=\S)",  # a shell prompt
 )))
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")

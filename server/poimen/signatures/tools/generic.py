@@ -70,6 +70,12 @@ def _frames_above(lines: list[str], i: int) -> tuple[str, ...]:
     return fr.raise_site(found, True)
 
 
+# words that make a line the failure's when no rule knows the tool (weak: last resort)
+ERROR_WORDS = ("error", "fatal", "failed", "failure", "exception", "unable", "cannot",
+               "can't", "could not", "not supported", "unsupported", "denied", "refused",
+               "not found", "no matching", "invalid", "missing", "timed out", "too large",
+               "empty reply", "not allowed", "disallowed", "incompatible", "requires")
+
 FALLBACK = [
     line("logfmt-error", "log", "level=", r"\blevel=(?P<kind>error|fatal|panic|crit)\b.{0,300}?"
          r"\bmsg=\"(?P<msg>(?:[^\"\\]|\\.){1,500})\"", weak=True),
@@ -78,4 +84,10 @@ FALLBACK = [
     line("generic-error", "generic", "error|fatal",
          r"^\s*(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?(?P<msg>\S.{2,})$",
          "error", weak=True),
+    line("program-says", "generic", ": ",
+         r"^\s*(?P<kind>[a-z][\w.+-]{1,30}): (?:\(\d{1,4}\) )?(?P<msg>(?:[A-Z]\w*|\w+ not|"
+         r"no|can't|cannot|could not|unable|failed|invalid)\b.{2,300})$", weak=True),
+    line("error-phrase", "generic", "|".join(ERROR_WORDS),
+         r"^\s*(?P<msg>\S.{0,200}?\b(?:" + "|".join(ERROR_WORDS) + r")\b.{0,300})$",
+         "error", flags=re.I, weak=True),
 ]
