@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from .embed import DIM
 from .store import (ANN_MIN_VECTORS, LEVELS, MemoryRow, SignatureLink, Store, VectorHit,
-                    _in, follow_supersession)
+                    _in, _links_by, follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
@@ -149,16 +149,18 @@ class Resident:
                     tbl.search().where("level != 'L0'").limit(rows + 1).to_list()}
         return self._copy("memories", load)
 
-    def _signatures(self) -> tuple[dict, dict] | None:
+    def _signatures(self) -> tuple[dict, dict, dict] | None:
         def load(tbl):
             if tbl.count_rows() > MAX_ROWS:
                 return None
             by_sig: dict[str, list[dict]] = {}
             by_memory: dict[str, list[dict]] = {}
+            by_error: dict[tuple[str, str], list[dict]] = {}
             for row in tbl.to_arrow().to_pylist():
                 by_sig.setdefault(row["sig_sha"], []).append(row)
                 by_memory.setdefault(row["memory_sha"], []).append(row)
-            return by_sig, by_memory
+                by_error.setdefault((row["family"], row["message"]), []).append(row)
+            return by_sig, by_memory, by_error
         return self._copy("signatures", load)
 
     def _vectors(self):
@@ -248,14 +250,16 @@ class Resident:
         held = self._signatures()
         if held is None:
             return self.store.signature_links_many(sig_shas)
-        out = {}
-        for sha in dict.fromkeys(sig_shas):
-            rows = held[0].get(sha)
-            if rows:
-                out[sha] = sorted((SignatureLink(r["sig_sha"], r["memory_sha"], r["tool"],
-                                                 r["project"], r["level"], r["message"])
-                                   for r in rows), key=lambda s: (s.level, s.memory_sha))
-        return out
+        return _links_by((r for sha in dict.fromkeys(sig_shas) for r in held[0].get(sha, ())),
+                         lambda r: r["sig_sha"])
+
+    def same_error_links(self, keys: Sequence[tuple[str, str]]
+                         ) -> dict[tuple[str, str], list[SignatureLink]]:
+        held = self._signatures()
+        if held is None:
+            return self.store.same_error_links(keys)
+        rows = [r for key in dict.fromkeys(keys) for r in held[2].get(key, ())]
+        return _links_by(rows, lambda r: (r["family"], r["message"]))
 
     def signatures_of(self, memory_shas: Sequence[str]) -> list[dict]:
         held = self._signatures()

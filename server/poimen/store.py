@@ -108,6 +108,21 @@ class SignatureLink:
     message: str
 
 
+def _links_by(rows: Iterable[dict], key, wanted=None) -> dict:
+    """Signature rows as links grouped by `key(row)` (only `wanted` keys, if given),
+    each group sorted by level then memory."""
+    out: dict = {}
+    for r in rows:
+        k = key(r)
+        if wanted is None or k in wanted:
+            out.setdefault(k, []).append(SignatureLink(
+                r["sig_sha"], r["memory_sha"], r["tool"], r["project"], r["level"],
+                r["message"]))
+    for links in out.values():
+        links.sort(key=lambda s: (s.level, s.memory_sha))
+    return out
+
+
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -338,14 +353,20 @@ class Store:
         rows = (self.table("signatures").search().where(_in("sig_sha", sorted(set(sig_shas))))
                 .select(["sig_sha", "memory_sha", "tool", "project", "level", "message"])
                 .limit(1_000_000).to_list())
-        out: dict[str, list[SignatureLink]] = {}
-        for r in rows:
-            out.setdefault(r["sig_sha"], []).append(SignatureLink(
-                r["sig_sha"], r["memory_sha"], r["tool"], r["project"], r["level"],
-                r["message"]))
-        for links in out.values():
-            links.sort(key=lambda s: (s.level, s.memory_sha))
-        return out
+        return _links_by(rows, lambda r: r["sig_sha"])
+
+    def same_error_links(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[SignatureLink]]:
+        """Links whose (family, normalised message) is one of `keys`, whatever their
+        frames: the same error raised from elsewhere (one query)."""
+        wanted = set(keys)
+        if not wanted:
+            return {}
+        rows = (self.table("signatures").search()
+                .where(f"{_in('family', sorted({f for f, _ in wanted}))} AND "
+                       f"{_in('message', sorted({m for _, m in wanted}))}")
+                .select(["sig_sha", "memory_sha", "tool", "project", "level", "message",
+                         "family"]).limit(1_000_000).to_list())
+        return _links_by(rows, lambda r: (r["family"], r["message"]), wanted)
 
     def signatures_of(self, memory_shas: Sequence[str]) -> list[dict]:
         if not memory_shas:

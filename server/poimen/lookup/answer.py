@@ -32,13 +32,13 @@ def lessons(run: Run, tier1: Tier1, scored: dict, seen_known: dict) -> tuple[lis
     """Tier-1 and tier-2 lesson items, superseded memories replaced by successors."""
     store = run.store
     first, placed = [], {}
-    for sha, index, seen, last in tier1.hits:
+    for sha, index, seen, last, how in tier1.hits:
         live, old = _live(store, tier1.rows.get(sha), sha)
         if live is None or live.sha in placed:
             continue
         hit = scored.get(sha) or scored.get(live.sha) or {}
         item = _item(1, live, hit, "signature", old)
-        item.update(seen_count=seen, last_seen=last, signature_rank=index)
+        item.update(seen_count=seen, last_seen=last, signature_rank=index, match=how)
         placed[live.sha] = item
         first.append(item)
     _direct_scores(run, [item for item in first if "score" not in item], tier1.vectors)

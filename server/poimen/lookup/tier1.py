@@ -1,4 +1,6 @@
-"""Tier 1: this exact failure happened here before (the same `sig_sha`).
+"""Tier 1: this failure happened here before: the same `sig_sha` ("exact"), or the same
+tool, kind and normalised message raised through other frames or none ("same error":
+a paste that cut the stack, or another caller). The match says which.
 
 A signature is known when an earlier, different record carries it: evidence ingested
 before, or a lesson. The evidence the request's own source was just recorded as
@@ -19,8 +21,8 @@ LESSON_LEVELS = ("L1", "L2")
 
 @dataclass
 class Tier1:
-    """Exact signature hits: per-signature info, [(memory sha, signature index, seen,
-    last seen)], and the hit memories' rows and stored text vectors."""
+    """Signature hits: per-signature info, [(memory sha, signature index, seen, last
+    seen, "exact" | "same error")], and the hit memories' rows and stored text vectors."""
 
     info: list = field(default_factory=list)
     hits: list = field(default_factory=list)
@@ -30,30 +32,44 @@ class Tier1:
 
 def tier1(run: Run, signatures) -> Tier1:
     """Tier-1 hits; fetches the hit memories here, beside the query embedding."""
-    own = run.req.evidence_sha
-    by_sig = run.store.signature_links_many([sig.sig_sha for sig in signatures])
-    by_sig = {sha: [ln for ln in links if ln.memory_sha != own
-                    and (run.req.scope != "project" or ln.project == run.req.project)]
-              for sha, links in by_sig.items()}
-    known = [sig.sig_sha for sig in signatures if by_sig.get(sig.sig_sha)]
-    if own is None:
+    matches = _matches(run, signatures)
+    known = sorted({ln.sig_sha for links, _ in matches.values() for ln in links})
+    if run.req.evidence_sha is None:
         _record_occurrences(run, known)
-    seen = run.store.seen_many(known, without=own)
+    seen = run.store.seen_many(known, without=run.req.evidence_sha)
     info, hits = [], []
     for index, sig in enumerate(signatures):
-        links = by_sig.get(sig.sig_sha, [])
+        links, how = matches.get(sig.sig_sha, ([], None))
         entry = {"sig_sha": sig.sig_sha, "tool": sig.tool, "kind": sig.kind,
                  "rule": sig.rule, "message": sig.message, "known": bool(links)}
         if links:
-            count, last = seen[sig.sig_sha]
+            count, last = max(seen[sha] for sha in {ln.sig_sha for ln in links})
             lessons = [ln for ln in links if ln.level in LESSON_LEVELS]
-            entry.update(seen_count=count, last_seen=last, lessons=len(lessons))
-            hits += [(ln.memory_sha, index, count, last) for ln in lessons]
+            entry.update(match=how, seen_count=count, last_seen=last, lessons=len(lessons))
+            hits += [(ln.memory_sha, index, count, last, how) for ln in lessons]
         info.append(entry)
     shas = [sha for sha, *_ in hits]
     rows = run.store.memories(shas)
     run.count.prime([row.text for row in rows.values()])
     return Tier1(info, hits, rows, run.store.vectors_of(shas, "text"))
+
+
+def _matches(run: Run, signatures) -> dict[str, tuple[list, str]]:
+    """sig_sha -> (links, "exact" | "same error"): the stored signature itself, else the
+    same tool, kind and normalised message with other frames (or none)."""
+    def usable(links):
+        return [ln for ln in links if ln.memory_sha != run.req.evidence_sha and (
+            run.req.scope != "project" or ln.project == run.req.project)]
+
+    exact = run.store.signature_links_many([sig.sig_sha for sig in signatures])
+    out = {sha: (usable(links), "exact") for sha, links in exact.items() if usable(links)}
+    rest = [sig for sig in signatures if sig.sig_sha not in out]
+    same = run.store.same_error_links([(sig.family, sig.message) for sig in rest])
+    for sig in rest:
+        links = usable(same.get((sig.family, sig.message), []))
+        if links:
+            out[sig.sig_sha] = (links, "same error")
+    return out
 
 
 def _record_occurrences(run: Run, sig_shas: list[str]) -> None:

@@ -161,6 +161,9 @@ RULES = [
          r"(?P<msg>(?:fatal error: )?Killed signal terminated program \S+)", "killed"),
     line("ld-cannot-find", "ld", "cannot find -l|library not found for",
          r"(?P<msg>(?:cannot find|library not found for) -l[\w.+-]+)", "missing-library"),
+    line("loader-missing-library", "ld.so", "error while loading shared libraries",
+         r"error while loading shared libraries: (?P<msg>[\w.+-]{1,200}: cannot open shared "
+         r"object file)", "missing-shared-library"),
     line("ld-undefined-symbols", "ld", "undefined symbols for architecture",
          r"(?P<msg>Undefined symbols for architecture [\w-]+)", "undefined-symbols"),
     block("cmake-error", "cmake", "cmake error",
