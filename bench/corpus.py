@@ -10,22 +10,36 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 
-DEFAULT_DATA = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "failures",
-                      Path("/work/shared/data/failures")) if p.is_dir()), Path("/work/shared/data/failures"))
-FILES = ("cases", "reference", "negatives", "decisions", "distractors")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "corpus"))
+import failure_corpus as project_corpus  # noqa: E402
+
+DEFAULT_DATA = None   # the repo's own corpus, tests/corpus
+FILES = project_corpus.SHARED_FILES
 
 
-def load(data: Path) -> dict[str, list[dict]]:
-    """Every file of a data directory in the development set's format."""
+def load(data: Path | None = DEFAULT_DATA) -> dict[str, list[dict]]:
+    """The repo's corpus (None), or a directory in the shared development set's format
+    (`cases.jsonl`, `reference.jsonl`, …); every row has its `split`, fixed by its id."""
+    if data is None:
+        return project_corpus.load()
     out = {}
     for name in FILES:
         path = Path(data) / f"{name}.jsonl"
         if not path.is_file():
             raise SystemExit(f"bench: {path} is missing (need {', '.join(FILES)})")
         out[name] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        for row in out[name]:
+            row.setdefault("split", project_corpus.split_of(row["id"]))
     return out
+
+
+def data_name(data: Path | None) -> str:
+    """How a result names its data: a path relative to the repo, or the folder's name."""
+    return "tests/corpus" if data is None else Path(data).name
 
 
 def real_lessons(rows: dict[str, list[dict]]) -> list[dict]:

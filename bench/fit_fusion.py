@@ -134,7 +134,7 @@ def main() -> None:
     from poimen.engine import Engine
     from poimen.lookup import fusion
 
-    rows = retrieval.load_rows(args.data)
+    rows = retrieval.corpus.load(args.data)
     dev = {name: [r for r in items if name in ("distractors", "decisions")
                   or r["split"] == "dev"] for name, items in rows.items()}
     with tempfile.TemporaryDirectory(prefix="fit-fusion-") as tmp:
@@ -143,7 +143,7 @@ def main() -> None:
         engine = Engine(vault, "bench")
         modes = fit_modes(collect(engine, built, dev))
     data = {"version": 1, "fitted_on": {
-        "corpus": "tests/corpus" if args.data is None else args.data.name, "split": "dev",
+        "corpus": retrieval.corpus.data_name(args.data), "split": "dev",
         "rows": {k: len(v) for k, v in dev.items()}}, "modes": modes}
     text = json.dumps(data, indent=1)
     print(text)

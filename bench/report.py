@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-PATHS = ("fulltext", "text", "symptom", "context")
+METHODS = ("poimen", "bm25", "dense")
 
 
 def _at(result: dict, size: int) -> dict | None:
@@ -52,14 +52,22 @@ def targets(result: dict) -> list[dict]:
         out.append(_check("mem import (memories/s)", rate, 80, rate >= 80,
                           f"{imported['lessons']} lessons, whole command; "
                           f"{imported['memories_per_s_without_startup']}/s without start-up"))
-    q = result.get("quality")
-    if q:
-        rec = q["paths"]["recurrence"]["context"]["top1"]
-        out.append(_check("recurrence top-1 (context)", rec, 0.9, rec >= 0.9))
-        sym, txt = (q["paths"]["variant_query"][p]["mrr"] for p in ("symptom", "text"))
-        out.append(_check("variant MRR symptom > text", f"{sym} vs {txt}", ">", sym > txt))
-        out.append(_check("false tier-1 hits on negatives", q["false_tier1_hits"], 0,
-                          q["false_tier1_hits"] == 0))
+    r = (result.get("retrieval") or {}).get("heldout")
+    if r:
+        rec, bm25 = (r["recurrence"][m]["top1"] for m in ("poimen", "bm25"))
+        out.append(_check("held-out recurrence top-1 (≥ 0.9 and > BM25)", f"{rec} vs {bm25}",
+                          0.9, rec >= 0.9 and rec > bm25))
+        out.append(_check("held-out tier-1 share of recurrences", r["tier1_share"], 0.5,
+                          r["tier1_share"] >= 0.5))
+        look = r["lookalikes"]["tier1_other"]
+        out.append(_check("held-out look-alikes at tier 1 with the other's lesson", look, 0,
+                          look == 0, f"of {r['lookalikes']['n']}"))
+        var, bm25 = (r["variant"][m]["mrr"] for m in ("poimen", "bm25"))
+        out.append(_check("held-out variant MRR (≥ BM25 + 0.10)", f"{var} vs {bm25}", "+0.10",
+                          var >= bm25 + 0.10))
+        refs = r["references"]["share_first"]
+        out.append(_check("held-out right reference first", refs, 0.8,
+                          refs is not None and refs >= 0.8))
     return out
 
 
@@ -79,6 +87,29 @@ def _p(stat: dict | None) -> str:
     return "" if not stat else f"{stat['p50_ms']} / {stat['p95_ms']}"
 
 
+def retrieval_markdown(r: dict) -> str:
+    """poimen beside the naive baselines, dev and held-out side by side."""
+    splits = [s for s in ("dev", "heldout") if s in r]
+    rows = []
+    for query in ("recurrence", "variant"):
+        for method in METHODS:
+            rows.append([query, method] + [
+                f"{r[s][query][method]['top1']} ({r[s][query][method]['top1_count']}/"
+                f"{r[s][query][method]['n']}) · {r[s][query][method]['mrr']}" for s in splits])
+    for kind in ("symptom", "text"):
+        rows.append(["variant", f"`mem search --kind {kind}`"] + [
+            f"{r[s]['variant_paths'][kind]['top1']} · {r[s]['variant_paths'][kind]['mrr']}"
+            for s in splits])
+    rows.append(["recurrence", "answered at tier 1"] + [r[s]["tier1_share"] for s in splits])
+    rows.append(["look-alike", "other's lesson at tier 1"] + [
+        f"{r[s]['lookalikes']['tier1_other']} of {r[s]['lookalikes']['n']}" for s in splits])
+    rows.append(["reference", "right one first"] + [
+        f"{r[s]['references']['first']} of {r[s]['references']['n']}" for s in splits])
+    return (_table(["query", "method", *[f"{s}: top-1 · MRR" for s in splits]], rows)
+            + f"\n\nVault: {r['vault']['counts']}; data `{r['data']}`, rows per split "
+            f"{r['rows']}.")
+
+
 def markdown(result: dict, plots: list[str]) -> str:
     m = result["machine"]
     parts = [f"# poimen benchmark run {result['date']}",
@@ -86,18 +117,8 @@ def markdown(result: dict, plots: list[str]) -> str:
              f"{m['cpu']} ({m['cores']} cores, {m['memory_gb']} GB), Python {m['python']}; "
              f"load average {m['loadavg_start']} at start, {m['loadavg_end']} at end "
              f"(shared machine); {result['elapsed_s']} s in all. Data: `{result['data']}`."]
-    q = result.get("quality")
-    if q:
-        rows = []
-        for query in ("recurrence", "variant_query"):
-            for path in PATHS:
-                s = q["paths"][query][path]
-                rows.append([query, path, f"{s['top1']} ({s['top1_count']}/{s['n']})", s["mrr"]])
-        parts += ["## Retrieval quality", _table(["query", "path", "top-1", "MRR"], rows),
-                  f"Tier-1 hit rate on recurrences: {q['tier1_hit_rate_recurrence']}; "
-                  f"false tier-1 hits on {q['negatives']} negatives: {q['false_tier1_hits']}; "
-                  f"tier-3 accuracy on references: {q['tier3_accuracy']}. "
-                  f"Vault: {q['vault']['counts']}, {q['vault']['references']} reference docs."]
+    if result.get("retrieval"):
+        parts += ["## Retrieval quality", retrieval_markdown(result["retrieval"])]
     if result.get("scale"):
         rows = []
         for s in result["scale"]:
@@ -185,24 +206,26 @@ def markdown(result: dict, plots: list[str]) -> str:
 
 
 def plots(result: dict, out: Path, stamp: str) -> list[str]:
-    """quality-per-path and latency-vs-size PNGs; returns their paths."""
+    """retrieval and latency-vs-size PNGs; returns their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     made = []
-    q = result.get("quality")
-    if q:
+    r = result.get("retrieval")
+    if r:
+        splits = [s for s in ("dev", "heldout") if s in r]
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        width = 0.2
-        for n, path in enumerate(PATHS):
-            values = [q["paths"][query][path]["mrr"] for query in ("recurrence", "variant_query")]
-            ax.bar([x + n * width for x in range(2)], values, width, label=path)
-        ax.set_xticks([x + 1.5 * width for x in range(2)], ["recurrence", "variant_query"])
+        width = 0.8 / (len(METHODS) * len(splits))
+        labels = [f"{q} ({s})" for q in ("recurrence", "variant") for s in splits]
+        for n, method in enumerate(METHODS):
+            values = [r[s][q][method]["mrr"] for q in ("recurrence", "variant") for s in splits]
+            ax.bar([x + n * width for x in range(len(labels))], values, width, label=method)
+        ax.set_xticks([x + width for x in range(len(labels))], labels, fontsize=8)
         ax.set_ylabel("MRR")
         ax.set_ylim(0, 1)
-        ax.set_title("Retrieval quality per path")
+        ax.set_title("Retrieval: poimen vs naive baselines")
         ax.legend(fontsize=8)
         made.append(_save(fig, out, stamp, "quality"))
     scale = result.get("scale") or []

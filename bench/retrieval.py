@@ -29,27 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "corpus"))
-import corpus as project_corpus  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import corpus  # noqa: E402
 from build import mem  # noqa: E402
 
+REPO = corpus.REPO
 LESSONS = ("L1", "L2")
 DEPTH = 30
-
-
-def load_rows(data: Path | None) -> dict[str, list[dict]]:
-    """The repo's corpus, or a directory in the shared set's format (rows split by id)."""
-    if data is None:
-        return project_corpus.load()
-    rows = {}
-    for name in project_corpus.SHARED_FILES:
-        path = Path(data) / f"{name}.jsonl"
-        rows[name] = [dict(json.loads(line), split=project_corpus.split_of(
-            json.loads(line)["id"])) for line in path.read_text().splitlines()
-            if line.strip()] if path.is_file() else []
-    return rows
 
 
 def lesson_lines(rows: dict) -> list[dict]:
@@ -209,10 +196,11 @@ def evaluate(engine, rows: dict, built: dict, baselines: dict, split: str) -> di
     }
 
 
-def run(data: Path | None, splits: list[str], work: Path | None = None) -> dict:
+def run(data: Path | None, splits: list[str] = ("dev", "heldout"),
+        work: Path | None = None) -> dict:
     from poimen.engine import Engine
 
-    rows = load_rows(data)
+    rows = corpus.load(data)
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-", dir=work) as tmp:
         vault = Path(tmp) / "vault"
         built = build_vault(rows, vault, Path(tmp) / "docs")
@@ -225,7 +213,7 @@ def run(data: Path | None, splits: list[str], work: Path | None = None) -> dict:
         result = {split: evaluate(engine, rows, built, baselines, split) for split in splits}
         result["evaluate_s"] = round(time.perf_counter() - started, 1)
         result["vault"] = {"counts": built["counts"], "build_s": built["build_s"]}
-    result["data"] = "tests/corpus" if data is None else Path(data).name
+    result["data"] = corpus.data_name(data)
     result["rows"] = {k: dict(Counter(r["split"] for r in v)) for k, v in rows.items()}
     return result
 

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/run.py [--full] [--data DIR] [--sizes 1000,5000] [--work DIR]
 
-Quick profile (default): the quality benchmark, one 1k vault, the ANN microbenchmark
+Quick profile (default): retrieval quality (poimen beside naive baselines, dev and
+held-out splits of the corpus), one 1k vault, the ANN microbenchmark
 to 30k vectors. `--full` adds 10k and 100k vaults, the ANN microbenchmark to 100k and
 the other engineers' benchmarks (signatures, derived filter, LSP). Results go to
 `bench/results/<stamp>.json` and `.md`, with PNG plots; the targets are checked there.
@@ -29,8 +30,8 @@ import build  # noqa: E402
 import corpus  # noqa: E402
 import hotspots  # noqa: E402
 import latency  # noqa: E402
-import quality  # noqa: E402
 import report  # noqa: E402
+import retrieval  # noqa: E402
 import write_path  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -66,12 +67,13 @@ def extras() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="10k and 100k vaults too")
-    parser.add_argument("--data", type=Path, default=corpus.DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=corpus.DEFAULT_DATA,
+                        help="a data set in the shared format (default: the repo's corpus)")
     parser.add_argument("--sizes", default=None, help="vault sizes, e.g. 1000,5000")
     parser.add_argument("--queries", type=int, default=None, help="context queries per size")
     parser.add_argument("--work", type=Path, default=Path("/tmp/poimen-bench"),
                         help="where scale vaults are built and kept for re-runs")
-    parser.add_argument("--skip", default="", help="comma list: quality,scale,write,ann")
+    parser.add_argument("--skip", default="", help="comma list: retrieval,scale,write,ann")
     args = parser.parse_args()
     sizes = [int(s) for s in (args.sizes or ("1000,10000,100000" if args.full else "1000"))
              .split(",")]
@@ -81,11 +83,11 @@ def main() -> None:
     started = datetime.now(timezone.utc)
     result = {"date": started.isoformat(timespec="seconds"), "machine": machine(),
               "profile": "full" if args.full else "quick", "command": " ".join(sys.argv),
-              "data": str(args.data)}
+              "data": corpus.data_name(args.data)}
     rows = corpus.load(args.data)
-    if "quality" not in skip:
-        print("bench: quality", flush=True)
-        result["quality"] = quality.run(args.data, work=args.work, rebuild="write" not in skip)
+    if "retrieval" not in skip:
+        print("bench: retrieval", flush=True)
+        result["retrieval"] = retrieval.run(args.data, work=args.work)
     vaults = {}
     if "scale" not in skip:
         result["scale"] = []
@@ -112,12 +114,8 @@ def main() -> None:
                            "ingest": write_path.ingest_rate(),
                            "embeddings_per_memory": write_path.embeddings_per_memory(),
                            "embedding_batching": write_path.embedding_batching()}
-        if "rebuild" in result.get("quality", {}):
-            result["write"]["rebuild"] = result["quality"].pop("rebuild")
-            result["write"]["rebuild"]["vault"] = "the quality vault"
-        else:
-            result["write"]["rebuild"] = write_path.rebuild_rate(imported)
-            result["write"]["rebuild"]["vault"] = "the imported vault"
+        result["write"]["rebuild"] = write_path.rebuild_rate(imported)
+        result["write"]["rebuild"]["vault"] = "the imported vault"
     if "ann" not in skip and vaults:
         print("bench: ann", flush=True)
         base, queries = vectors_of(vaults[max(vaults)])

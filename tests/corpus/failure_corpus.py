@@ -1,6 +1,6 @@
 """The project's failure corpus: every part's rows, checked, with their fixed split.
 
-    python tests/corpus/corpus.py            # counts per split, tool and part; problems
+    python tests/corpus/failure_corpus.py            # counts per split, tool and part; problems
 
 Rows come back in the shared development set's shape (`cases`, `reference`, `negatives`,
 `decisions`, `distractors`), each with a `split` field (`dev` | `heldout`) fixed by a
