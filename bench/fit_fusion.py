@@ -8,10 +8,12 @@ through the lookup's own candidate and feature steps (`poimen.lookup.prepare`,
 - `paste`: recurrences (`signature_source`); the case's lesson is the positive;
 - `prose`: variants (`task`);
 - `reference`: reference queries over R chunks; the case's chunk is the positive.
-Queries with no right lesson (a reference case, the `b` side of a look-alike, whose
-lesson is not in the vault) add negatives only. Each mode's threshold maximises, on
-dev, the reciprocal rank of right answers kept minus the queries with no right answer
-that still get one. Held-out rows are never loaded.
+Queries with no right lesson add negatives only: a reference case (nobody here hit it)
+and the `b` side of a look-alike (the `a` lesson in the vault is the other failure's).
+Each mode's threshold maximises, on dev, the reciprocal rank of right answers kept minus
+the reference cases that still get a lesson (a look-alike's neighbour at tier 2 is a
+fair "similar"; at tier 1 it would not be, and tier 1 is the signature's, not the
+threshold's). Held-out rows are never loaded.
 
     .venv/bin/python bench/fit_fusion.py [--data DIR] [--dry-run]
 """
@@ -85,16 +87,17 @@ def collect(engine, built: dict, rows: dict) -> dict[str, list]:
         shas = sorted(table)
         return [table[s] for s in shas], [right(found.rows[s]) for s in shas]
 
-    lessons, out = built["lessons"], {"paste": [], "prose": [], "reference": []}
+    lessons = built["lessons"]
+    out = {"paste": [], "prose": [], "reference": [], "lookalike": []}
     for case in rows["cases"]:
         target = lessons.get(case["id"])
         out["paste"].append(features({"signature_source": case["recurrence"]},
                                      ("L1", "L2"), lambda row: row.sha == target))
         out["prose"].append(features({"task": case["variant_query"]}, ("L1", "L2"),
                                      lambda row: row.sha == target))
-    for neg in rows["negatives"]:
-        out["paste"].append(features({"signature_source": neg["b"]}, ("L1", "L2"),
-                                     lambda row: False))
+    for neg in rows["negatives"]:   # the other failure's lesson is never the answer
+        out["lookalike"].append(features({"signature_source": neg["b"]}, ("L1", "L2"),
+                                         lambda row: False))
     for ref in rows["reference"]:
         name = built["refs"][ref["id"]]
         out["paste"].append(features({"signature_source": ref["query"]}, ("L1", "L2"),
@@ -110,12 +113,14 @@ def fit_modes(collected: dict) -> dict:
 
     modes = {}
     shipped = json.loads(WEIGHTS.read_text())["modes"]
+    lookalikes = collected.pop("lookalike", [])
     for mode, queries in collected.items():
         if not any(any(rights) for _, rights in queries):
             modes[mode] = dict(shipped[mode], note="kept: no dev query of this mode")
             continue
-        x = np.array([[f[name] for name in FEATURES] for feats, _ in queries for f in feats])
-        y = np.array([float(r) for _, rights in queries for r in rights])
+        fitted = queries + (lookalikes if mode == "paste" else [])
+        x = np.array([[f[name] for name in FEATURES] for feats, _ in fitted for f in feats])
+        y = np.array([float(r) for _, rights in fitted for r in rights])
         w, b = fit(x, y)
         scores = [[(float(1 / (1 + np.exp(-(np.array([f[n] for n in FEATURES]) @ w + b)))),
                     right) for f, right in zip(feats, rights)] for feats, rights in queries]

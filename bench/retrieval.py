@@ -39,11 +39,24 @@ LESSONS = ("L1", "L2")
 DEPTH = 30
 
 
+def _paste(text: str) -> str:
+    return " ".join(text.split())
+
+
+def case_of_paste(rows: dict) -> dict[str, str]:
+    """A case's pastes (evidence and recurrence) -> its id."""
+    return {_paste(c[k]): c["id"] for c in rows["cases"] for k in ("evidence", "recurrence")}
+
+
 def lesson_lines(rows: dict) -> list[dict]:
-    """`mem import` lines: every lesson on its evidence."""
+    """`mem import` lines: every lesson on its evidence. A look-alike whose `a` paste is a
+    case's paste is that case (its lesson is the case's, not a second one)."""
     lines = [{"id": r["id"], "text": r["memory"], "evidence": r["evidence"],
               "tool": r.get("tool", "")} for r in rows["cases"] + rows["distractors"]]
+    cases = case_of_paste(rows)
     for neg in rows["negatives"]:
+        if _paste(neg["a"]) in cases:
+            continue
         memory = neg.get("a_memory") or f"Lesson of this failure: {neg['why_different']}"
         lines.append({"id": neg["id"], "text": memory, "evidence": neg["a"],
                       "tool": neg.get("tool", "")})
@@ -71,7 +84,12 @@ def build_vault(rows: dict, vault: Path, docs: Path) -> dict:
         refs[ref["id"]] = name
     if refs:
         mem(vault, "ref", "add", str(docs))
-    return {"lessons": {m["id"]: m["sha"] for m in imported["memories"]}, "refs": refs,
+    lessons = {m["id"]: m["sha"] for m in imported["memories"]}
+    cases = case_of_paste(rows)
+    for neg in rows["negatives"]:
+        if _paste(neg["a"]) in cases:
+            lessons[neg["id"]] = lessons.get(cases[_paste(neg["a"])])
+    return {"lessons": lessons, "refs": refs,
             "counts": imported["counts"], "build_s": round(time.perf_counter() - started, 1)}
 
 

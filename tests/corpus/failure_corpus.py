@@ -69,10 +69,25 @@ def load(root: Path = HERE) -> dict[str, list[dict]]:
             out["reference"].append(dict(row, part=part.name))
         for row in _rows(part / "distractors.jsonl"):
             out["distractors"].append(dict(row, part=part.name))
+    out["cases"] = _one_case_per_thread(out["cases"])
     for rows in out.values():
         for row in rows:
             row["split"] = split_of(row["id"])
     return out
+
+
+def _one_case_per_thread(cases: list[dict]) -> list[dict]:
+    """Two collectors may reach the same thread: its failure is kept once (the case whose
+    id sorts first), so one failure never stands as two cases with two right answers."""
+    taken: set[str] = set()
+    kept = []
+    for case in sorted(cases, key=lambda c: c["id"]):
+        threads = set(case.get("sources", [])[:2])
+        if not threads & taken:
+            kept.append(case)
+        taken |= threads
+    order = {id(c): n for n, c in enumerate(cases)}
+    return sorted(kept, key=lambda c: order[id(c)])
 
 
 def of_split(rows: dict[str, list[dict]], split: str) -> dict[str, list[dict]]:

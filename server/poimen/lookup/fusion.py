@@ -21,8 +21,9 @@ from .candidates import Candidates
 from .run import Run
 from .similarity import trigram_similarity, trigrams
 
-FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "bm25_text", "bm25_evidence",
-            "sig_dice", "same_family", "same_tool", "same_project")
+FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "gap_text", "gap_symptom",
+            "gap_evidence", "bm25_text", "bm25_evidence", "sig_dice", "same_family",
+            "same_tool", "same_project")
 VECTOR_KINDS = ("symptom", "text", "evidence")
 TRIGRAM_MIN = 0.20        # degraded: trigram Dice a hit must reach
 TRIGRAM_STRONG = 0.50     # degraded: Dice that stands without a near signature
@@ -60,13 +61,16 @@ BM25_VIEWS = (("fulltext", "bm25_text"), ("evidence_fulltext", "bm25_evidence"))
 
 
 def features(run: Run, found: Candidates, sha: str, tool: str | None,
-             best_bm25: dict[str, float]) -> dict[str, float]:
-    """The model's inputs for one candidate (BM25 relative to this request's best)."""
+             best: dict[str, float]) -> dict[str, float]:
+    """The model's inputs for one candidate: each view's cosine and its gap to the
+    request's best in that view, BM25 relative to the request's best, signature
+    agreement, tool and project."""
     sc, row = found.scores[sha], found.rows[sha]
     out = {f"cos_{kind}": sc.get(kind, 0.0) for kind in VECTOR_KINDS}
+    out.update({f"gap_{kind}": sc.get(kind, 0.0) - best.get(kind, 0.0)
+                for kind in VECTOR_KINDS})
     for kind, name in BM25_VIEWS:
-        best = best_bm25.get(kind, 0.0)
-        out[name] = sc.get(kind, 0.0) / best if best > 0 else 0.0
+        out[name] = sc.get(kind, 0.0) / best[kind] if best.get(kind, 0.0) > 0 else 0.0
     linked = found.linked.get(sha, set())
     families = {sig.family for sig in run.signatures}
     out["sig_dice"] = max((trigram_similarity(trigrams(message), trigrams(sig.message))
@@ -81,9 +85,10 @@ def features(run: Run, found: Candidates, sha: str, tool: str | None,
 
 def feature_table(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:
     """sha -> the model's inputs, for every candidate."""
-    best_bm25 = {kind: max((s.get(kind, 0.0) for s in found.scores.values()), default=0.0)
-                 for kind, _ in BM25_VIEWS}
-    return {sha: features(run, found, sha, tool, best_bm25) for sha in found.scores}
+    kinds = VECTOR_KINDS + tuple(kind for kind, _ in BM25_VIEWS)
+    best = {kind: max((s.get(kind, 0.0) for s in found.scores.values()), default=0.0)
+            for kind in kinds}
+    return {sha: features(run, found, sha, tool, best) for sha in found.scores}
 
 
 def score_all(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:

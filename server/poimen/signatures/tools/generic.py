@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .. import frames as fr
-from ..rules import Ctx, block, consequence, line
+from ..rules import Ctx, Hit, block, consequence, line
 from .python import EXC, exception_hit
 
 CONSEQUENCES = [
@@ -74,7 +74,30 @@ def _frames_above(lines: list[str], i: int) -> tuple[str, ...]:
 ERROR_WORDS = ("error", "fatal", "failed", "failure", "exception", "unable", "cannot",
                "can't", "could not", "not supported", "unsupported", "denied", "refused",
                "not found", "no matching", "invalid", "missing", "timed out", "too large",
-               "empty reply", "not allowed", "disallowed", "incompatible", "requires")
+               "empty reply", "not allowed", "disallowed", "incompatible", "requires",
+               "not support", "does not exist", "no such")
+
+# what wraps a salient error line in one paste and not in another: a logger's or a
+# runtime's own prefix ("Uncaught ", "connection error: "), a quote mark
+_WRAPPER = re.compile(r"^(?:[`'\"]+|(?:PHP|Uncaught|ERROR|Error|error|FATAL|Fatal|fatal)\b[ :!-]*|"
+                      r"[\w ]{0,40}(?:error|failed with)[!:] +)+")
+# an error's own name or code, where the message proper begins ("MongoParseError: …")
+_ANCHOR = re.compile(r"(?:^|[\s(\[])((?:[A-Z][\w.]*(?:Error|Exception)|[A-Z][A-Z0-9_]{3,}): )")
+_FIRST_SENTENCE = re.compile(r"(?<=[a-z0-9)'\"])[.;] (?=[A-Z])")
+
+
+def _salient(ctx: Ctx, i: int, m: re.Match) -> Hit:
+    """A weak rule's line, reduced to what two pastes of one failure share: from the
+    error's own name on (past the wrappers a logger or runtime adds), its first sentence."""
+    msg = m.group("msg").strip()
+    anchors = list(_ANCHOR.finditer(msg))
+    if anchors:
+        msg = msg[anchors[-1].start(1):]
+    msg = _WRAPPER.sub("", msg) or msg
+    msg = _FIRST_SENTENCE.split(msg, 1)[0]
+    kind = m.group("kind") if "kind" in m.re.groupindex else "error"
+    return Hit("generic", kind, msg, (), i, i, weak=True)
+
 
 FALLBACK = [
     line("logfmt-error", "log", "level=", r"\blevel=(?P<kind>error|fatal|panic|crit)\b.{0,300}?"
@@ -84,10 +107,10 @@ FALLBACK = [
     line("generic-error", "generic", "error|fatal",
          r"^\s*(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?(?P<msg>\S.{2,})$",
          "error", weak=True),
-    line("program-says", "generic", ": ",
-         r"^\s*(?P<kind>[a-z][\w.+-]{1,30}): (?:\(\d{1,4}\) )?(?P<msg>(?:[A-Z]\w*|\w+ not|"
-         r"no|can't|cannot|could not|unable|failed|invalid)\b.{2,300})$", weak=True),
-    line("error-phrase", "generic", "|".join(ERROR_WORDS),
-         r"^\s*(?P<msg>\S.{0,200}?\b(?:" + "|".join(ERROR_WORDS) + r")\b.{0,300})$",
-         "error", flags=re.I, weak=True),
+    block("program-says", "generic", ": ",
+          r"^\s*(?P<kind>[a-z][\w.+-]{1,30}): (?:\(\d{1,4}\) )?(?P<msg>(?:[A-Z]\w*|\w+ not|"
+          r"no|can't|cannot|could not|unable|failed|invalid)\b.{2,300})$", _salient, weak=True),
+    block("error-phrase", "generic", "|".join(ERROR_WORDS),
+          r"^\s*(?P<msg>\S.{0,200}?\b(?:" + "|".join(ERROR_WORDS) + r")\b.{0,300})$",
+          _salient, flags=re.I, weak=True),
 ]
