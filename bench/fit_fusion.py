@@ -108,26 +108,31 @@ def collect(engine, built: dict, rows: dict) -> dict[str, list]:
     return out
 
 
-def fit_modes(collected: dict) -> dict:
-    from poimen.lookup.fusion import FEATURES
+def _fitted(queries: list, names: tuple, extra: list = ()) -> dict:
+    """A logistic model over `names`, fitted on `queries` (+ `extra`, negatives-only
+    queries), with the threshold that `threshold` picks on `queries`."""
+    fitted = list(queries) + list(extra)
+    x = np.array([[f[n] for n in names] for feats, _ in fitted for f in feats])
+    y = np.array([float(r) for _, rights in fitted for r in rights])
+    w, b = fit(x, y)
+    scores = [[(float(1 / (1 + np.exp(-(np.array([f[n] for n in names]) @ w + b)))), right)
+               for f, right in zip(feats, rights)] for feats, rights in queries]
+    return {"features": list(names), "weights": [round(float(v), 4) for v in w],
+            "bias": round(b, 4), "threshold": threshold(scores),
+            "queries": len(queries), "candidates": int(len(y)), "positives": int(y.sum())}
 
-    modes = {}
-    shipped = json.loads(WEIGHTS.read_text())["modes"]
+
+def fit_modes(collected: dict) -> dict:
+    """Per mode, the rank model (every feature) and the answer model (absolute
+    features only), each with the threshold its scores pick."""
+    from poimen.lookup.fusion import ANSWER_FEATURES, FEATURES
+
     lookalikes = collected.pop("lookalike", [])
+    modes = {}
     for mode, queries in collected.items():
-        if not any(any(rights) for _, rights in queries):
-            modes[mode] = dict(shipped[mode], note="kept: no dev query of this mode")
-            continue
-        fitted = queries + (lookalikes if mode == "paste" else [])
-        x = np.array([[f[name] for name in FEATURES] for feats, _ in fitted for f in feats])
-        y = np.array([float(r) for _, rights in fitted for r in rights])
-        w, b = fit(x, y)
-        scores = [[(float(1 / (1 + np.exp(-(np.array([f[n] for n in FEATURES]) @ w + b)))),
-                    right) for f, right in zip(feats, rights)] for feats, rights in queries]
-        modes[mode] = {"features": list(FEATURES), "weights": [round(float(v), 4) for v in w],
-                       "bias": round(b, 4), "threshold": threshold(scores),
-                       "queries": len(queries), "candidates": int(len(y)),
-                       "positives": int(y.sum())}
+        extra = lookalikes if mode == "paste" else []
+        modes[mode] = {"rank": _fitted(queries, FEATURES, extra),
+                       "answer": _fitted(queries, ANSWER_FEATURES, extra)}
     return modes
 
 

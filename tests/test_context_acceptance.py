@@ -282,9 +282,9 @@ def test_reference_scoring_above_tier1_still_comes_after_it(seeded, servers):
     tier1 = body["lessons"][0]
     npm_ref = next(r for r in body["references"] if "ERESOLVE" in r["text"])
     assert tier1["tier"] == 1 and npm_ref["tier"] == 3
-    # The fixture: score and tier disagree (the reference quotes the error verbatim).
+    # The fixture: score and tier disagree (the reference quotes the error verbatim, so
+    # its cosine beats the lesson's); the order still follows the tier.
     assert npm_ref["score"] > tier1["score"]
-    assert npm_ref["rerank"] > tier1["rerank"]
     assert body["tier"] == 1
     order = [i["tier"] for i in body["lessons"]] + [i["tier"] for i in body["references"]]
     assert order == sorted(order)

@@ -20,7 +20,7 @@ from .canonical import canonical, sha256_text
 from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir, private_umask
 from .store import TABLES, Store, _in, _quote
-from .views import evidence_view
+from .views import evidence_texts, evidence_view
 
 VECTOR_LEVELS = ("L1", "L2", "R")
 VECTOR_KINDS = ("text", "symptom", "evidence")
@@ -172,11 +172,13 @@ class Vault:
                     if e.rec.get("type") in ("memory", "reference")}
         expected |= {(e.rec["memory"], "symptom") for e in entries
                      if e.rec.get("type") == "projection" and e.rec["lines"]}
-        evidence = {e.sha: e.rec["text"][:NODE_TEXT_LIMIT] for e in entries
-                    if e.rec.get("type") == "evidence"}
+        nodes_by_sha = {e.sha: ("L0", e.rec["text"][:NODE_TEXT_LIMIT], ())
+                        if e.rec["type"] == "evidence" else
+                        (e.rec["level"], e.rec["text"], e.rec.get("parents", ()))
+                        for e in entries if e.rec.get("type") in ("evidence", "memory")}
         expected |= {(e.sha, "evidence") for e in entries if e.rec.get("type") == "memory"
-                     and evidence_view([evidence[p] for p in e.rec.get("parents", ())
-                                        if p in evidence])}
+                     and evidence_view(evidence_texts(e.rec.get("parents", ()),
+                                                      nodes_by_sha.get))}
         for sha, kind in sorted(expected - vectors):
             problems.append(f"memory {sha} lacks its {kind} vector")
         for sha, kind in sorted(vectors - expected):
@@ -313,9 +315,11 @@ class _Batch:
         return row
 
     def evidence_texts(self, parents: Sequence[str]) -> list[str]:
-        """The texts of the L0 evidence among `parents`, in order."""
-        rows = [self.memory(sha) for sha in parents]
-        return [row["text"] for row in rows if row is not None and row["level"] == "L0"]
+        """The texts of the L0 evidence a memory with these parents rests on."""
+        def node(sha):
+            row = self.memory(sha)
+            return None if row is None else (row["level"], row["text"], row["parents"])
+        return evidence_texts(parents, node)
 
     def add_memory(self, entry: Entry, level: str, text: str, rec: dict) -> None:
         meta = {k: rec[k] for k in ("without_evidence", "heading", "path", "meta")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..views import LESSON_DEPTH
 from .run import Run
 from .similarity import trigram_similarity, trigrams
 
@@ -78,11 +79,18 @@ def _reference_query(run: Run) -> str:
 
 
 def _evidence_fulltext(run: Run, found: Candidates) -> None:
-    """BM25 over evidence: each lesson scores its best-matching cited evidence."""
-    hits = run.store.search_fulltext(run.fulltext, limit=SEARCH_LIMIT, levels=("L0",))
-    children = run.store.children_many([h.memory_sha for h in hits])
-    found.add("evidence_fulltext", [(lesson, h.score) for h in hits
-                                    for lesson in children.get(h.memory_sha, ())])
+    """BM25 over evidence: each lesson scores its best-matching evidence, cited by it or
+    by a lesson it generalises (as its evidence view, `views.evidence_texts`)."""
+    scores = {h.memory_sha: h.score for h in run.store.search_fulltext(
+        run.fulltext, limit=SEARCH_LIMIT, levels=("L0",))}
+    for _ in range(LESSON_DEPTH):
+        if not scores:
+            break
+        children = run.store.children_many(sorted(scores))
+        scores = {child: max(score for parent, score in scores.items()
+                             if child in children.get(parent, ()))
+                  for child in {c for cs in children.values() for c in cs}}
+        found.add("evidence_fulltext", sorted(scores.items()))
 
 
 def _complete_views(run: Run, found: Candidates, views) -> None:

@@ -1,11 +1,12 @@
 """Fusion: one score per candidate, from its features, with weights fitted on data.
 
-`score = sigmoid(bias + weights · features)`, a logistic model per request mode:
-`paste` (the request carried failure output), `prose` (a failure told in words)
-and `reference` (R chunks for tier 3). Weights, feature names and each mode's
-abstention threshold ship as data (`weights.json`, written by `bench/fit_fusion.py` from
-the corpus's dev split): a candidate under the threshold is a neighbour, not an answer,
-so an unknown failure falls through to tier 3. Without an embedder, trigram Dice
+`score = sigmoid(bias + weights · features)`, logistic models per request mode: `paste`
+(the request carried failure output), `prose` (a failure told in words) and
+`reference` (R chunks for tier 3). Per mode, a rank model orders the candidates and an
+answer model, with its abstention threshold, says which are answers at all: a
+candidate under it is a neighbour, not an answer, so an unknown failure falls through
+to tier 3. Weights and thresholds ship as data (`weights.json`, written by
+`bench/fit_fusion.py` from the corpus's dev split). Without an embedder, trigram Dice
 with fixed floors decides instead (no model was fitted for that mode).
 """
 
@@ -43,12 +44,23 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
+ANSWER_FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "sig_dice", "same_family",
+                   "same_tool")
+
+
+def _model(m: dict) -> Model:
+    return Model(tuple(m["features"]), tuple(m["weights"]), m["bias"], m["threshold"])
+
+
 @lru_cache(maxsize=1)
-def models() -> dict[str, Model]:
-    """The shipped models, by mode."""
+def models() -> dict[str, tuple[Model, Model]]:
+    """The shipped models by mode: (rank, answer). The rank model orders candidates
+    (with features relative to the request's best); the answer model, on absolute
+    features only, decides whether a candidate is an answer at all, since every
+    request's best candidate looks alike to a relative feature."""
     data = json.loads(resources.files(__package__).joinpath("weights.json").read_text())
-    return {mode: Model(tuple(m["features"]), tuple(m["weights"]), m["bias"],
-                        m["threshold"]) for mode, m in data["modes"].items()}
+    return {mode: (_model(m["rank"]), _model(m["answer"]))
+            for mode, m in data["modes"].items()}
 
 
 def mode_of(run: Run, levels) -> str:
@@ -94,16 +106,16 @@ def feature_table(run: Run, found: Candidates, tool: str | None) -> dict[str, di
 def score_all(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:
     """sha -> {scores, score, matched_kind, row, rerank, relevant} for every candidate."""
     mode = mode_of(run, found.levels)
-    model = models()[mode] if run.vector is not None else None
-    table = feature_table(run, found, tool) if model is not None else {}
+    rank, answer = models()[mode] if run.vector is not None else (None, None)
+    table = feature_table(run, found, tool) if rank is not None else {}
     out = {}
     for sha, sc in found.scores.items():
         kind, best = matched(sc)
-        if model is None:
+        if rank is None:
             fused, relevant = best, _relevant_degraded(run, mode, best, found.linked.get(sha))
         else:
-            fused = model.score(table[sha])
-            relevant = fused >= model.threshold
+            fused = rank.score(table[sha])
+            relevant = answer.score(table[sha]) >= answer.threshold
         out[sha] = {"scores": sc, "score": best, "matched_kind": kind,
                     "row": found.rows[sha], "rerank": fused, "relevant": relevant}
     return out
