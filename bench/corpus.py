@@ -9,11 +9,17 @@ lesson has its own evidence (a multi-line error paste), as real ones do.
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
-DEFAULT_DATA = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "failures",
-                      Path("/work/shared/data/failures")) if p.is_dir()), Path("/work/shared/data/failures"))
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = Path(os.environ.get("POIMEN_DATA") or REPO.parent / "shared" / "data" / "failures")
+
+
+def shown(path: str | Path) -> str:
+    """A path as results record it: relative to the repo, never one machine's layout."""
+    return os.path.relpath(Path(path).resolve(), REPO)
 FILES = ("cases", "reference", "negatives", "decisions", "distractors")
 
 

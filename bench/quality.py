@@ -159,7 +159,7 @@ def run(data: Path, limit: int | None = None, work: Path | None = None,
         result["evaluate_s"] = round(time.perf_counter() - started, 1)
         if rebuild:
             result["rebuild"] = rebuild_rate(vault)
-    result["data"] = str(data)
+    result["data"] = corpus.shown(data)
     result["rows"] = {k: len(v) for k, v in rows.items()}
     return result
 

@@ -66,3 +66,8 @@ def test_report_renders_tables_and_targets(result):
     assert names["context p50 at 10k (ms)"]["status"] == "not measured"
     text = report.markdown(run, [])
     assert "| recurrence | symptom |" in text and "## Targets" in text
+
+
+def test_results_record_paths_relative_to_the_repo(result, subset):
+    assert not result["data"].startswith("/")
+    assert (corpus.REPO / result["data"]).resolve() == subset.resolve()
