@@ -70,7 +70,7 @@ def test_initialize_and_list_tools(seeded):
     assert set(tools) == {"what_do_we_know", "remember_fix", "failure_signatures",
                           "show_memory"}
     assert set(tools["what_do_we_know"].input_schema["properties"]) == {
-        "signature_source", "tool", "task", "scope", "budget"}
+        "signature_source", "tool", "task", "scope", "budget", "request_id"}
     assert "tier" in tools["what_do_we_know"].description.lower()
     assert tools["remember_fix"].input_schema["required"] == ["lesson"]
     for tool in tools.values():
@@ -89,6 +89,15 @@ def test_a_recorded_failure_gets_its_tier_1_lesson(seeded):
     assert seeded["evidence"] in lead["parents"]
     assert text_of(result).startswith("Tier 1 · seen")
     assert json.loads(text_of(result).split("\n\n", 1)[1]) == body
+
+
+def test_a_repeated_request_id_counts_once(seeded):
+    async def steps(client):
+        ask = {"signature_source": FAILURE, "request_id": "ci-run-7"}
+        return [(await client.call_tool("what_do_we_know", ask)).structured_content
+                for _ in range(2)]
+    first, again = session(seeded, steps)
+    assert first["lessons"][0]["seen_count"] == again["lessons"][0]["seen_count"]
 
 
 def test_bad_calls_are_errors_and_the_server_goes_on(seeded):

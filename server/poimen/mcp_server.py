@@ -86,6 +86,10 @@ def build(open_engine: Callable[[], Any]) -> PoimenMCP:
         budget: Annotated[Optional[int], Field(
             gt=0, description="Most tokens the answer may use (default 1200). Tier-1 "
                               "lessons are never dropped.")] = None,
+        request_id: Annotated[Optional[str], Field(
+            max_length=200, description="Any id of this occurrence of the failure; asking "
+                                        "again with the same id does not count it as seen "
+                                        "again.")] = None,
     ) -> CallToolResult:
         """What do we already know about this failure, tool or task? Call it first when a
         command, build or test fails (pass the error output as signature_source), or
@@ -98,7 +102,7 @@ def build(open_engine: Callable[[], Any]) -> PoimenMCP:
         nobody here has hit it; null = nothing known. Each lesson carries its own tier,
         level, sha (for show_memory), seen_count and the evidence shas it rests on."""
         request = {"signature_source": signature_source, "tool": tool, "task": task,
-                   "scope": scope, "budget": budget}
+                   "scope": scope, "budget": budget, "request_id": request_id}
         body = call(lambda e: e.context({k: v for k, v in request.items() if v is not None}))
         text = f"{headline(body)}\n\n{json.dumps(body, indent=1, ensure_ascii=False)}"
         return CallToolResult(content=[TextContent(type="text", text=text)],
