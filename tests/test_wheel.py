@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ def clean_env() -> dict:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> dict:
+def installed(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheel")
     assert REPO not in root.resolve().parents
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", root / "dist", REPO,
@@ -42,7 +43,8 @@ def installed(tmp_path_factory) -> dict:
     wheel, = (root / "dist").glob("poimen-*.whl")
     run(sys.executable, "-m", "venv", root / "venv", cwd=root)
     run(root / "venv" / "bin" / "pip", "install", "-q", wheel, cwd=root)
-    return {"root": root, "bin": root / "venv" / "bin", "vault": root / "vault"}
+    yield {"root": root, "bin": root / "venv" / "bin", "vault": root / "vault"}
+    shutil.rmtree(root / "venv")   # some 700 MB of dependencies
 
 
 @pytest.fixture(scope="module")
