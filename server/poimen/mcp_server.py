@@ -12,6 +12,7 @@ import json
 import threading
 from typing import Annotated, Any, Callable, Literal, Optional
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
@@ -39,8 +40,6 @@ class PoimenMCP(MCPServer):
         self._call = call
 
     async def list_resources(self) -> list[Resource]:
-        import anyio.to_thread
-
         memories = await anyio.to_thread.run_sync(self._call, lambda e: e.memories())
         return await super().list_resources() + [
             Resource(uri=MEMORY_URI.format(sha=m["sha"]), name=m["sha"][:12],
@@ -67,7 +66,7 @@ def build(open_engine: Callable[[], Any]) -> PoimenMCP:
                        instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                             idempotent_hint=True, open_world_hint=False))
+                                             idempotent_hint=False, open_world_hint=False))
     def what_do_we_know(
         signature_source: Annotated[Optional[str], Field(
             description="The failure's raw output, pasted as printed: traceback, compiler "
