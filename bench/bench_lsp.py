@@ -20,9 +20,10 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import client_capabilities, make_test_lsp_client
 
+import corpus
+
 MEM = str(Path(sys.executable).parent / "mem")
-DATA = next(p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "failures",
-                        Path("/work/shared/data/failures")) if p.is_dir())
+DATA = corpus.DEFAULT_DATA
 RANGE = types.Range(types.Position(0, 0), types.Position(0, 10))
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+import corpus
 from bench_tier2 import half
 from poimen.engine import Engine, Proposal
 from poimen.symptoms.catalogue import Catalogue, load_catalogue
@@ -89,7 +90,8 @@ def evaluate(engine: Engine, cases, shas) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/data/failures"))
+    ap.add_argument("--data", type=Path, default=corpus.DEFAULT_DATA,
+                    help="data set folder (default: $POIMEN_DATA, else ../shared beside the repo)")
     ap.add_argument("--catalogue", type=Path, default=None)
     ap.add_argument("--ablate", action="store_true")
     ap.add_argument("--json", action="store_true")

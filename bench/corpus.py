@@ -9,6 +9,7 @@ lesson has its own evidence (a multi-line error paste), as real ones do.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -19,6 +20,11 @@ import failure_corpus as project_corpus  # noqa: E402
 
 DEFAULT_DATA = None   # the repo's own corpus, tests/corpus
 FILES = project_corpus.SHARED_FILES
+
+
+def shown(path: str | Path) -> str:
+    """A path as results record it: relative to the repo, never one machine's layout."""
+    return os.path.relpath(Path(path).resolve(), REPO)
 
 
 def load(data: Path | None = DEFAULT_DATA) -> dict[str, list[dict]]:
@@ -38,8 +44,8 @@ def load(data: Path | None = DEFAULT_DATA) -> dict[str, list[dict]]:
 
 
 def data_name(data: Path | None) -> str:
-    """How a result names its data: a path relative to the repo, or the folder's name."""
-    return "tests/corpus" if data is None else Path(data).name
+    """How a result names its data: a path relative to the repo."""
+    return "tests/corpus" if data is None else shown(data)
 
 
 def real_lessons(rows: dict[str, list[dict]]) -> list[dict]:

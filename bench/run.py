@@ -38,6 +38,16 @@ RESULTS = HERE / "results"
 EXTRAS = ("bench_signatures.py", "bench_derived.py", "bench_lsp.py", "bench_redact.py")
 
 
+def command(argv: list[str]) -> str:
+    """The command line as typed, its absolute paths made relative to the repo."""
+    def one(arg: str) -> str:
+        flag, eq, value = arg.rpartition("=")
+        if value.startswith("/"):
+            return flag + eq + corpus.shown(value)
+        return arg
+    return " ".join(one(a) for a in argv)
+
+
 def machine() -> dict:
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
@@ -71,7 +81,7 @@ def main() -> None:
                         help="a data set in the shared format (default: the repo's corpus)")
     parser.add_argument("--sizes", default=None, help="vault sizes, e.g. 1000,5000")
     parser.add_argument("--queries", type=int, default=None, help="context queries per size")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/poimen-bench"),
+    parser.add_argument("--work", type=Path, default=corpus.REPO / ".cache" / "bench",
                         help="where scale vaults are built and kept for re-runs")
     parser.add_argument("--skip", default="", help="comma list: retrieval,scale,write,ann")
     args = parser.parse_args()
@@ -82,7 +92,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     started = datetime.now(timezone.utc)
     result = {"date": started.isoformat(timespec="seconds"), "machine": machine(),
-              "profile": "full" if args.full else "quick", "command": " ".join(sys.argv),
+              "profile": "full" if args.full else "quick", "command": command(sys.argv),
               "data": corpus.data_name(args.data)}
     rows = corpus.load(args.data)
     if "retrieval" not in skip:

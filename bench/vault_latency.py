@@ -44,8 +44,8 @@ def main() -> None:
         resident.MAX_ROWS = args.resident_rows
     rows = corpus.load(args.data)
     requests = latency.queries(rows, args.queries)
-    result = {"machine": machine(), "vault": str(args.vault),
-              "stats": Engine(args.vault, "bench").stats()}
+    result = {"machine": machine(), "vault": corpus.shown(args.vault),
+              "stats": dict(Engine(args.vault, "bench").stats(), vault=corpus.shown(args.vault))}
     result["in_process"] = latency.in_process(args.vault, requests)
     result["in_process"]["resident_rows"] = resident.MAX_ROWS
     result["in_process"]["process"] = latency.rss_mb(os.getpid())

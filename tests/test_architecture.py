@@ -6,7 +6,7 @@ import sys
 ENGINE_MODULES = ["poimen.engine", "poimen.lookup", "poimen.vault", "poimen.store",
                   "poimen.signatures", "poimen.symptoms", "poimen.derived", "poimen.redact",
                   "poimen.references", "poimen.skills", "poimen.budget", "poimen.gate"]
-ADAPTER_PACKAGES = ["pygls", "lsprotocol", "fastapi", "starlette", "uvicorn"]
+ADAPTER_PACKAGES = ["pygls", "lsprotocol", "fastapi", "starlette", "uvicorn", "mcp"]
 
 
 def test_engine_imports_no_adapter_framework():

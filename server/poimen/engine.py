@@ -317,6 +317,13 @@ class Engine:
                 "superseded_by": row.superseded_by or None, "successor": successor,
                 "signatures": sorted({s["sig_sha"] for s in store.signatures_of([sha])})}
 
+    def memories(self, levels: Sequence[str] = ("L1", "L2")) -> list[dict]:
+        """The live (not superseded) memories of these levels, newest first."""
+        rows = [r for r in self._fresh_store().all_memories(levels) if not r.superseded_by]
+        rows.sort(key=lambda r: (r.created, r.sha), reverse=True)
+        return [{"sha": r.sha, "level": r.level, "text": r.text, "project": r.project,
+                 "tool": r.tool, "created": r.created} for r in rows]
+
     def symptoms(self, sha: str) -> dict | None:
         return self._fresh_store().symptom_projection(sha)
 

@@ -79,6 +79,9 @@ def test_vscode_extension_forwards_hovers_and_answers(seeded, tmp_path):
     server = CodeServer(tmp_path / "code-server", settings, env)
     installed = server.install()
     assert "poimen.poimen@0.1.0" in installed, installed
+    shipped = sorted(p.relative_to(server.extensions).as_posix()
+                     for p in server.extensions.rglob("*.js"))
+    assert shipped == ["poimen.poimen-0.1.0/dist/extension.js"], shipped   # the one bundle
     server.start()
     browser = Browser(server.url(seeded.workspace), tmp_path / "chromium", tmp_path / "chromium.log")
     try:
