@@ -23,14 +23,13 @@ from pytest_lsp import client_capabilities, make_test_lsp_client
 import corpus
 
 MEM = str(Path(sys.executable).parent / "mem")
-DATA = corpus.DEFAULT_DATA
 RANGE = types.Range(types.Position(0, 0), types.Position(0, 10))
 
 
 def seed(vault: Path) -> list[dict]:
     from poimen.engine import Engine
 
-    cases = [json.loads(line) for line in (DATA / "cases.jsonl").read_text().splitlines() if line]
+    cases = [c for c in corpus.load()["cases"] if c["split"] == "dev"]
     engine = Engine(vault, "bench")
     for case in cases:
         evidence = engine.ingest(case["evidence"], "terminal", tool=case["tool"])

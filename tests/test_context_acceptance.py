@@ -265,11 +265,15 @@ def test_without_symptom_vectors_the_right_memory_ranks_lower(seeded, servers):
 
 
 # 5
-def test_unknown_failure_is_tier3_and_no_lesson_claims_lower(servers):
+def test_unknown_failure_gets_its_reference_and_no_lesson_claims_tier_1(servers):
+    """Nobody here hit it: the reference that explains it comes first, and no lesson
+    claims to be this failure. Whether a same-log-format neighbour still shows as a
+    tier-2 "similar" is the fitted answer model's call (docs/BENCHMARKS.md gives how
+    often it abstains on the corpus's reference cases)."""
     ref = next(r for r in REFERENCES if r["id"] == "ref-nginx-fastcgi-read-timeout")
     body = servers("main").ask(signature_source=ref["query"], request_id="t5")
-    assert body["tier"] == 3
-    assert body["lessons"] == []
+    assert body["tier"] in (2, 3)
+    assert all(item["tier"] == 2 for item in body["lessons"])
     assert body["references"] and "fastcgi_read_timeout" in body["references"][0]["text"]
     assert all(s["known"] is False for s in body["signatures"])
 

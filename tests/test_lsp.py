@@ -32,7 +32,7 @@ DATA = FAILURES
 PROJECT = "shop"
 HELD_OUT = "pandas2-dataframe-append-removed"   # not seeded: the remember test records it
 TIER1 = "npm-eresolve-peer-react-major"          # its evidence is in the vault with a lesson
-TIER2 = "go-write-to-uninitialized-map-field"    # its recurrence has another signature
+TIER2 = "rust-rand065-stale-lock-rand-core-mismatch"   # its recurrence: another error
 TERMINAL = "python312-distutils-removed"         # its recurrence names workspace-relative frames
 TIER3_REF = "ref-nginx-fastcgi-read-timeout"     # no lesson; a reference explains it
 DISTRACTORS = 15
@@ -206,8 +206,8 @@ async def test_forwarded_failure_hovers_as_tier_1_with_its_lesson(client: Langua
 
 async def test_new_wording_of_a_known_failure_hovers_as_tier_2(client: LanguageClient):
     case = CASES[TIER2]
-    uri = doc_uri(client, "main.go")
-    forward(client, uri, case["recurrence"], source="go")
+    uri = doc_uri(client, "main.rs")
+    forward(client, uri, case["recurrence"], source="cargo")
     card = await hover_text(client, uri)
     assert card.splitlines()[0].startswith("Tier 2 · similar (")
     assert lead_words(case["memory"]) in " ".join(card.split())
