@@ -77,12 +77,16 @@ def test_body_encoding_is_canonical():
 
 
 def test_shipped_models_use_known_features_and_a_threshold_in_range():
+    from poimen.lookup.fusion import ANSWER_FEATURES
+
     shipped = models()
     assert set(shipped) == {"paste", "prose", "reference"}
-    for model in shipped.values():
-        assert set(model.features) <= set(FEATURES)
-        assert len(model.weights) == len(model.features)
-        assert 0.0 < model.threshold < 1.0
+    for rank, answer in shipped.values():
+        assert set(rank.features) <= set(FEATURES)
+        assert set(answer.features) <= set(ANSWER_FEATURES)   # absolute features only
+        for model in (rank, answer):
+            assert len(model.weights) == len(model.features)
+            assert 0.0 < model.threshold < 1.0
 
 
 def test_fusion_keeps_the_score_gap_that_ranks_discard():

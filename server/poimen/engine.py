@@ -80,7 +80,7 @@ class Proposal:
 def signature_json(sig: Signature) -> dict:
     return {"tool": sig.tool, "kind": sig.kind, "sig_sha": sig.sig_sha,
             "message": sig.message, "frames": list(sig.frames), "family": sig.family,
-            "rule": sig.rule, "line": sig.line}
+            "rule": sig.rule, "line": sig.line, "weak": sig.weak}
 
 
 def extract_signatures(text: str | bytes, tool: str | None = None) -> list[Signature]:

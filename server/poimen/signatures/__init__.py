@@ -47,6 +47,7 @@ class Signature:
     rule: str
     excerpt: str
     line: int
+    weak: bool = False   # a last-resort rule's: names the failure, too loosely for tier 1
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -73,7 +74,7 @@ def _signature(hit: Hit, rule: str, lines: list[str]) -> Signature:
     end = min(hit.end, hit.start + EXCERPT_LINES - 1)
     excerpt = "\n".join(t.strip() for t in lines[hit.start:end + 1])[:EXCERPT_CHARS]
     return Signature(hit.tool, kind, message, frames, sha, f"{hit.tool}:{kind}", rule, excerpt,
-                     hit.start)
+                     hit.start, hit.weak)
 
 
 @lru_cache(maxsize=8192)
