@@ -19,9 +19,10 @@ from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from starlette.exceptions import HTTPException
 
+from .edge import unicode_problem
 from .lookup import BadContextRequest, encode_body
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -46,6 +47,14 @@ class ContextRequest(BaseModel):
     budget: Optional[StrictInt] = Field(None, gt=0, description="token budget")
     request_id: Optional[StrictStr] = Field(None, max_length=200, description=
                                             "idempotency key for the occurrence record")
+
+    @field_validator("tool", "task", "signature_source", "project", "request_id")
+    @classmethod
+    def _unicode(cls, value: str | None) -> str | None:
+        problem = unicode_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class Budget(BaseModel):

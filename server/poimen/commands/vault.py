@@ -83,7 +83,9 @@ def register(app: typer.Typer) -> None:
         problems = eng.vault.verify()
         if derived_filter:
             problems += eng.derived_violations()
-        data = {"ok": not problems, "problems": problems, "salvaged": salvaged}
+        data = {"ok": not problems, "problems": problems}
+        if repair:
+            data["salvaged"] = salvaged
         emit(ctx, data, lambda: "\n".join(
             [f"moved unreadable record at byte {r['offset']} of {r['segment']} to log/torn/"
              for r in salvaged] + (["vault ok"] if not problems else

@@ -18,6 +18,8 @@ import logging
 import re
 from typing import Awaitable, Callable
 
+from ..edge import SURROGATE
+
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 64 << 20   # one message; the largest real one (10k diagnostics) is ~2 MB
@@ -27,6 +29,7 @@ CHUNK = 1 << 16
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _LENGTH_NAME = re.compile(rb"content-length:", re.IGNORECASE)
 _NEXT_FRAME = re.compile(rb"content-length:[ \t]*\d+\r?\n", re.IGNORECASE)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _FIELD = re.compile(rb"([!-9;-~]+):[ \t]*([ -~]*?)[ \t]*")
 
 
@@ -134,8 +137,10 @@ async def serve(reader: FrameReader, protocol, stop_event,
         if body is None:
             break
         try:
+            if _SURROGATE_ESCAPE.search(body):   # lone ones become U+FFFD, as in the engine
+                body = json.dumps(_scrub(json.loads(body))).encode()
             message = json.loads(body, object_hook=protocol.structure_message)
-        except ValueError:   # JSONDecodeError, UnicodeDecodeError
+        except (ValueError, RecursionError):   # not JSON, not UTF-8, nested too deep
             reader.resync_after_bad_body(body)
             continue
         try:
@@ -143,6 +148,17 @@ async def serve(reader: FrameReader, protocol, stop_event,
         except Exception as exc:  # noqa: BLE001 - pygls's loop does the same
             log.exception("Unable to handle message")
             error_handler(exc, JsonRpcException)
+
+
+def _scrub(value):
+    """`value` with every lone surrogate (valid JSON escapes, not Unicode) replaced."""
+    if isinstance(value, str):
+        return SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
 
 
 def stdin_chunks(stream, executor) -> Callable[[], Awaitable[bytes]]:
