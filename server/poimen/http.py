@@ -107,7 +107,7 @@ class Guard:
         if "origin" in headers:
             return await _error(403, "forbidden", "requests from web pages (an Origin "
                                 "header) are refused")(scope, receive, send)
-        if self.loopback_only and not is_loopback(_host_name(headers.get("host", ""))):
+        if self.loopback_only and not names_loopback(_host_name(headers.get("host", ""))):
             return await _error(403, "forbidden", "the Host header must name this "
                                 "machine (127.0.0.1, ::1 or localhost)")(scope, receive, send)
         if self.token is not None and not secrets.compare_digest(
@@ -208,6 +208,18 @@ def _warm(engine) -> None:
         warm(engine)
     except Exception as exc:  # noqa: BLE001 - the first real request reports it
         log.info("warm-up skipped: %s", exc)
+
+
+def names_loopback(host: str) -> bool:
+    """A Host name for the address we listen on: localhost (any case), 127.0.0.1 or ::1
+    (127.0.0.2 is loopback too, but nothing of ours listens there)."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host) in (ipaddress.ip_address("127.0.0.1"),
+                                              ipaddress.ip_address("::1"))
+    except ValueError:
+        return False
 
 
 def is_loopback(host: str) -> bool:
