@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from poimen.edge import SURROGATE, parse_import
 from poimen.engine import Engine
 from poimen.http import create_app
 
@@ -131,3 +132,28 @@ def test_an_l1_cannot_supersede_evidence(tmp_path):
     result = engine.remember("L1", "ERESOLVE: pin react-dom to 18.2", parents=[evidence],
                              supersedes=evidence)
     assert result.verdict == "rejected" and "L0" in result.reason
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                           | st.text(), lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+import_keys = st.sampled_from(["text", "memory", "level", "evidence", "tool", "project",
+                               "source", "parents", "supersedes", "id", "other"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.dictionaries(import_keys, json_values, max_size=6).map(json.dumps),
+                          st.text(max_size=60), st.just("[" * 3000)), max_size=8))
+def test_import_lines_fuzz_every_line_is_an_item_or_a_numbered_error(lines):
+    """The CLI's import parser never raises; each non-blank line is kept with the shape
+    the engine needs, or reported by number."""
+    text = "\n".join(lines)
+    parsed = parse_import(text)
+    numbers = [item["line"] for item in parsed.items] + [
+        int(e.split(":")[0].split()[-1]) for e in parsed.errors]
+    assert sorted(numbers) == [i for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+    for item in parsed.items:
+        assert isinstance(item["text"], str) and not SURROGATE.search(item["text"])
+        assert all(isinstance(e, str) for e in item["evidence"])
+        assert all(isinstance(p, str) and len(p) == 64 for p in item["parents"])
+        assert item.get("level", "L1") in ("L1", "L2")
