@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from poimen.engine import Engine
+from test_context_acceptance import Server
 
 MEM = str(Path(sys.executable).with_name("mem"))
 FAILURE = "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"
@@ -59,8 +60,19 @@ def _records(vault: Path) -> list[dict]:
     return [json.loads(line) for line in _lines(vault)]
 
 
-def _works(vault: Path, lost: set[str]) -> None:
+def _served(vault: Path) -> None:
+    server = Server(vault, log_dir=vault.parent)
+    try:
+        answer = server.ask(signature_source=FAILURE, tool="npm", scope="all-projects")
+        assert answer["tier"] == 1 and LESSON in answer["lessons"][0]["text"]
+    finally:
+        server.stop()
+
+
+def _works(vault: Path, lost: set[str], serve: bool = False) -> None:
     """Everything a user runs works, and only the records `lost` are gone."""
+    if serve:   # first, so that the server is the one to find the damage
+        _served(vault)
     done = mem(vault, "verify")
     assert done.returncode == 0, done.stdout + done.stderr
     shas = {r["sha"] for r in _records(vault)}
@@ -85,7 +97,7 @@ def _cut_last_record(vault: Path, keep: float) -> tuple[str, bytes]:
 def test_a_cut_occurrence_under_an_intact_watermark_loses_only_itself(vault, keep):
     before = {r["sha"] for r in _records(vault)}
     sha, cut = _cut_last_record(vault, keep)
-    _works(vault, {sha})
+    _works(vault, {sha}, serve=keep == 0.5)
     assert before - {r["sha"] for r in _records(vault)} == {sha}
     assert cut in [p.read_bytes() for p in (vault / "log" / "torn").iterdir()]
 
@@ -117,10 +129,15 @@ def test_garbage_in_the_middle_names_the_offset_and_repair_salvages_the_rest(vau
     junk = b"\x00garbage " + os.urandom(16).replace(b"\n", b" ") + b"\n"
     offset = sum(len(line) for line in lines[:middle])
     _segment(vault).write_bytes(b"".join(lines[:middle]) + junk + b"".join(lines[middle:]))
+    _served(vault)    # the bad line is passed over, with a warning: serving goes on
+    checked = mem(vault, "verify")
+    assert checked.returncode == 1
+    (problem,) = [p for p in json.loads(checked.stdout)["problems"] if "corrupt" in p]
+    assert f"at byte {offset}" in problem and "mem verify --repair" in problem
     done = mem(vault, "rebuild", "--from-log")
-    assert done.returncode != 0
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("mem: error: log segment")
     assert f"at byte {offset}" in done.stderr and "mem verify --repair" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1          # one line, no traceback
     repaired = mem(vault, "verify", "--repair")
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     assert json.loads(repaired.stdout)["salvaged"][0]["offset"] == offset

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import heapq
 import json
+import logging
 import os
 import socket
 import threading
@@ -265,9 +266,11 @@ class Log:
             return []
         return sorted(self.segments_dir.glob("*.jsonl"))
 
-    def read_segment(self, path: Path, start: int = 0, verify: bool = False
-                     ) -> Iterator[Entry]:
-        """Complete lines of one segment from byte `start`; a torn tail is not yielded."""
+    def read_segment(self, path: Path, start: int = 0, verify: bool = False,
+                     skip_bad: bool = False) -> Iterator[Entry]:
+        """Complete lines of one segment from byte `start`; a torn tail is not yielded.
+        An unreadable line raises LogCorrupt, or with `skip_bad` is passed over with a
+        warning that names it and the command that salvages the rest."""
         with open(path, "rb") as fh:
             fh.seek(start)
             offset = start
@@ -275,16 +278,23 @@ class Log:
                 if not line.endswith(b"\n"):
                     return
                 if line.strip():
-                    yield _parse_line(line, path.name, offset, verify)
+                    try:
+                        yield _parse_line(line, path.name, offset, verify)
+                    except LogCorrupt as exc:
+                        if not skip_bad:
+                            raise
+                        logging.getLogger("poimen.log").warning("poimen: %s", exc)
                 offset += len(line)
 
-    def entries(self, verify: bool = False) -> list[Entry]:
+    def entries(self, verify: bool = False, skip_bad: bool = False) -> list[Entry]:
         """Every record, merged across segments by time (then segment, then position)."""
-        streams = [self.read_segment(p, verify=verify) for p in self.segment_paths()]
+        streams = [self.read_segment(p, verify=verify, skip_bad=skip_bad)
+                   for p in self.segment_paths()]
         return list(heapq.merge(*streams, key=lambda e: (e.at, e.segment, e.offset)))
 
     def entries_after(self, offsets: dict[str, int]) -> tuple[list[Entry], dict[str, int]]:
-        """Records past `offsets` (segment -> byte), and the offsets after them."""
+        """Records past `offsets` (segment -> byte), and the offsets after them; unreadable
+        lines are passed over with a warning (`entries` and `mem verify` report them)."""
         new_offsets = dict(offsets)
         found: list[Entry] = []
         for path in self.segment_paths():
@@ -292,7 +302,7 @@ class Log:
             if path.stat().st_size <= start:
                 continue
             end = start
-            for entry in self.read_segment(path, start):
+            for entry in self.read_segment(path, start, skip_bad=True):
                 found.append(entry)
                 end = entry.end
             new_offsets[path.name] = end

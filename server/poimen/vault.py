@@ -68,7 +68,7 @@ class Vault:
             self.rebuilt_because = self._out_of_step()
             if self.rebuilt_because:
                 _warn(f"rebuilding the projections from the log: {self.rebuilt_because}")
-                self.rebuild()
+                self.rebuild(skip_bad=True)
             else:
                 self.catch_up()
 
@@ -163,10 +163,11 @@ class Vault:
         return max(OPTIMIZE_EVERY, self.store.count(name) // OPTIMIZE_SHARE)
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None,
-                batch: int = 256) -> Applied:
-        """Drop every projection and replay the whole log."""
+                batch: int = 256, skip_bad: bool = False) -> Applied:
+        """Drop every projection and replay the whole log (an unreadable line stops it,
+        or with `skip_bad` is passed over with a warning)."""
         with self.log.locked():
-            entries = self.log.entries(verify=True)
+            entries = self.log.entries(verify=True, skip_bad=skip_bad)
             self.store.drop()
             total = Applied()
             for start in range(0, len(entries), batch):
