@@ -28,6 +28,9 @@ UNITS = {
     "xox": "xoxb-", "sk-": "sk-", "ghp_": "ghp_", "AKIA": "AKIA", "-u": " -u",
     "heroku": "heroku_", "secretaccesskey": "secret_access_key=", "_auth": "_auth",
     "newlines": "password=x\n", "sig=": "?sig=", "quote": 'password="',
+    "_key=hex": "a_key=0123456789abcdef", "key-": "key-", "vault login": "vault login ",
+    "sshpass": "sshpass -x ", "auth=(": "auth=('a', '", '"value"': '"value": "',
+    "AC": "AC0123456789abcdef", "-us": "0123456789abcdef-us", "pat": "pat",
 }
 
 

@@ -159,7 +159,8 @@ def test_serve_binds_loopback_by_default(server):
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "10.0.0.7",
-                                  "127.0.0.1.evil.example", "[fe80::1]:80", ""])
+                                  "127.0.0.1.evil.example", "[fe80::1]:80", "", "127.0.0.2",
+                                  "127.1.2.3:80"])
 def test_a_host_header_not_naming_this_machine_is_refused(server, host):
     """DNS rebinding: a page on evil.example that resolves to 127.0.0.1 reaches the port
     with its own name in Host."""
@@ -167,7 +168,7 @@ def test_a_host_header_not_naming_this_machine_is_refused(server, host):
     assert response.status_code == 403 and "Host" in response.json()["reason"]
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]", "LOCALHOST", "LocalHost"])
 def test_loopback_host_names_are_served(server, host):
     response = _post(server, json.dumps({"task": "x"}), {"host": f"{host}:{server.port}"})
     assert response.status_code == 200

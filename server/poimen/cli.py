@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from . import commands
+from .edge import SURROGATE
 from .commands._common import Options
 
 app = typer.Typer(
@@ -68,6 +69,11 @@ def main(argv: list[str] | None = None) -> None:
     from .vault import VaultError
 
     args = hoist_globals(list(sys.argv[1:] if argv is None else argv))
+    for number, arg in enumerate(args, 1):
+        if SURROGATE.search(arg):   # bytes that were not UTF-8 (decoded with surrogateescape)
+            sys.stderr.write(f"mem: error: argument {number} is not valid UTF-8: "
+                             f"{arg.encode('utf-8', 'surrogateescape')[:60]!r}\n")
+            sys.exit(2)
     try:
         app(args, prog_name="mem", standalone_mode=True)
     except (InputError, VaultError, LogCorrupt, EmbedderUnavailable, SettingsError,

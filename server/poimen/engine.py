@@ -16,13 +16,13 @@ import numpy as np
 from . import resident
 from .canonical import record_sha, sha256_text
 from .config import Settings, default_project, default_vault
+from .edge import SOURCES  # noqa: F401 - adapters import it from here
 from .embed import Embedder, EmbedderUnavailable
 from .gate import Verdict, judge
 from .redact import redact
 from .signatures import Signature, extract
 from .vault import Vault, projection_record
 
-SOURCES = ("terminal", "diagnostic", "ci", "transcript", "note")
 
 
 class InputError(ValueError):

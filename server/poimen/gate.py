@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -10,6 +11,15 @@ import numpy as np
 from .store import MemoryRow, Store
 
 MAX_TEXT = 20_000
+MIN_LETTERS, MIN_WORD = 4, 3
+_WORD = re.compile(rf"[^\W\d_]{{{MIN_WORD},}}")
+
+
+def has_words(text: str) -> bool:
+    """Real words: MIN_LETTERS letters in all, MIN_WORD of them in a row (so `-`, a
+    zero-width space or `\\n\\t` written out are not lessons)."""
+    return (sum(c.isalpha() for c in text) >= MIN_LETTERS
+            and _WORD.search(text) is not None)
 
 
 @dataclass(frozen=True)
@@ -26,8 +36,10 @@ def judge(store: Store, level: str, text: str, parents: Sequence[str],
     parents and superseded memory, when the caller read them for a whole batch)."""
     if level not in ("L1", "L2"):
         return Verdict("rejected", f"level must be L1 or L2, not {level!r}")
-    if not text.strip():
-        return Verdict("rejected", "text is required")
+    if not has_words(text):
+        return Verdict("rejected", f"a lesson needs words: at least {MIN_LETTERS} letters, "
+                                   f"with a run of {MIN_WORD} (not only punctuation, "
+                                   "whitespace or invisible characters)")
     if len(text) > MAX_TEXT:
         return Verdict("rejected", f"text is longer than {MAX_TEXT} characters")
     if known is None:
@@ -47,6 +59,9 @@ def judge(store: Store, level: str, text: str, parents: Sequence[str],
         old = known.get(supersedes)
         if old is None:
             return Verdict("rejected", f"unknown memory to supersede {supersedes}")
+        if old.level not in ("L1", "L2"):
+            return Verdict("rejected", f"only an L1 or L2 memory can be superseded, "
+                                       f"{supersedes} is {old.level}")
         if old.superseded_by:
             return Verdict("rejected", f"{supersedes} is already superseded by "
                                        f"{old.superseded_by}")

@@ -19,9 +19,10 @@ from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from starlette.exceptions import HTTPException
 
+from .edge import unicode_problem
 from .lookup import BadContextRequest, encode_body
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -46,6 +47,14 @@ class ContextRequest(BaseModel):
     budget: Optional[StrictInt] = Field(None, gt=0, description="token budget")
     request_id: Optional[StrictStr] = Field(None, max_length=200, description=
                                             "idempotency key for the occurrence record")
+
+    @field_validator("tool", "task", "signature_source", "project", "request_id")
+    @classmethod
+    def _unicode(cls, value: str | None) -> str | None:
+        problem = unicode_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class Budget(BaseModel):
@@ -98,7 +107,7 @@ class Guard:
         if "origin" in headers:
             return await _error(403, "forbidden", "requests from web pages (an Origin "
                                 "header) are refused")(scope, receive, send)
-        if self.loopback_only and not is_loopback(_host_name(headers.get("host", ""))):
+        if self.loopback_only and not names_loopback(_host_name(headers.get("host", ""))):
             return await _error(403, "forbidden", "the Host header must name this "
                                 "machine (127.0.0.1, ::1 or localhost)")(scope, receive, send)
         if self.token is not None and not secrets.compare_digest(
@@ -199,6 +208,18 @@ def _warm(engine) -> None:
         warm(engine)
     except Exception as exc:  # noqa: BLE001 - the first real request reports it
         log.info("warm-up skipped: %s", exc)
+
+
+def names_loopback(host: str) -> bool:
+    """A Host name for the address we listen on: localhost (any case), 127.0.0.1 or ::1
+    (127.0.0.2 is loopback too, but nothing of ours listens there)."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host) in (ipaddress.ip_address("127.0.0.1"),
+                                              ipaddress.ip_address("::1"))
+    except ValueError:
+        return False
 
 
 def is_loopback(host: str) -> bool:

@@ -5,8 +5,10 @@ Layout: `log/segments/<writer>.jsonl`, one record per line,
 by default) appends to its own segment, so segments from several machines merge by
 set union. Appends take an inter-process lock (flock), write the whole line and fsync
 before returning: a returned append is durable. Re-appending a record whose sha is
-already present is a no-op. A torn last line (crash mid-write) is repaired on open and
-the repair itself is logged; a bad line anywhere else is an error naming its offset.
+already present is a no-op. A torn or garbled last line (crash mid-write, a cut copy) is
+cut off on open, kept in `log/torn/`, and the repair itself is logged; a bad line
+anywhere else is an error naming its offset, and `salvage()` (`mem verify --repair`)
+moves every such line to `log/torn/` and keeps all the good ones.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import heapq
 import json
+import logging
 import os
 import socket
 import threading
@@ -33,7 +36,9 @@ class LogCorrupt(RuntimeError):
     """A line in the middle of a segment cannot be read."""
 
     def __init__(self, segment: str, offset: int, reason: str):
-        super().__init__(f"log segment {segment} is corrupt at byte {offset}: {reason}")
+        super().__init__(f"log segment {segment} is corrupt at byte {offset}: {reason}; "
+                         "`mem verify --repair` keeps every good record and moves the bad "
+                         "lines to log/torn/")
         self.segment, self.offset, self.reason = segment, offset, reason
 
 
@@ -84,6 +89,13 @@ def _parse_line(line: bytes, segment: str, offset: int, verify: bool) -> Entry:
     return Entry(sha, at, rec, segment, offset, end)
 
 
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+
+
 class Log:
     def __init__(self, root: Path, writer: str | None = None):
         self.root = Path(root)
@@ -98,8 +110,9 @@ class Log:
 
     # -- locking -----------------------------------------------------------------
     @contextmanager
-    def locked(self):
-        """Hold the inter-process lock (re-entrant within this process)."""
+    def locked(self, follow: bool = True):
+        """Hold the inter-process lock (re-entrant within this process); on first taking
+        it, learn what other processes appended (unless `follow` is False)."""
         with self._thread_lock:
             if self._depth == 0:
                 make_dir(self.root)
@@ -108,7 +121,7 @@ class Log:
                 self._lock_fd = fd
             self._depth += 1
             try:
-                if self._depth == 1:
+                if self._depth == 1 and follow:
                     self._follow()
                 yield
             finally:
@@ -123,11 +136,12 @@ class Log:
         """Create the layout and repair torn tails; returns the repairs made."""
         make_dir(self.segments_dir)
         repairs = []
-        with self.locked():
+        with self.locked(follow=False):   # a garbled last line would stop the reading
             for path in self.segment_paths():
                 repair = self._repair_tail(path)
                 if repair:
                     repairs.append(repair)
+            self._follow()
             for repair in repairs:
                 self.append(repair)
         return repairs
@@ -139,7 +153,7 @@ class Log:
         with open(path, "rb") as fh:
             fh.seek(max(0, size - 1))
             if fh.read(1) == b"\n":
-                return None
+                return self._cut_garbled_last_line(path, size)
             start = max(0, size - (1 << 16))
             while True:
                 fh.seek(start)
@@ -155,28 +169,96 @@ class Log:
             complete = True
         except LogCorrupt:
             complete = False
-        fd = os.open(path, os.O_RDWR)
-        try:
-            if complete:  # the whole record made it; only its newline is missing
+        if complete:  # the whole record made it; only its newline is missing
+            fd = os.open(path, os.O_RDWR)
+            try:
                 os.lseek(fd, 0, os.SEEK_END)
                 os.write(fd, b"\n")
-            else:
-                torn_dir = self.root / "torn"
-                make_dir(torn_dir)
-                saved = torn_dir / f"{path.stem}-{tail_offset}.bin"
-                with open(os.open(saved, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE),
-                          "wb") as out:
-                    out.write(tail)
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.ftruncate(fd, tail_offset)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            return self._repair_record(path, tail_offset, tail, "completed newline")
+        return self._cut(path, tail_offset, tail, "cut torn tail")
+
+    def _cut_garbled_last_line(self, path: Path, size: int) -> dict | None:
+        """A last line that ends in a newline but is not a record (garbled, or written
+        half and then followed by a newline) is cut like a torn tail."""
+        with open(path, "rb") as fh:
+            start = max(0, size - (1 << 16))
+            while True:
+                fh.seek(start)
+                chunk = fh.read(size - start)
+                cut = chunk.rfind(b"\n", 0, len(chunk) - 1)
+                if cut >= 0 or start == 0:
+                    break
+                start = max(0, start - (1 << 20))
+        offset = start + cut + 1 if cut >= 0 else 0
+        line = chunk[cut + 1:]
+        if not line.strip():
+            return None
+        try:
+            _parse_line(line, path.name, offset, verify=True)
+            return None
+        except LogCorrupt:
+            return self._cut(path, offset, line, "cut garbled last record")
+
+    def _cut(self, path: Path, offset: int, tail: bytes, action: str) -> dict:
+        """Keep `tail` in log/torn/ (fsynced), then truncate the segment to `offset`."""
+        self._keep_torn(path, offset, tail)
+        fd = os.open(path, os.O_RDWR)
+        try:
+            os.ftruncate(fd, offset)
             os.fsync(fd)
         finally:
             os.close(fd)
+        return self._repair_record(path, offset, tail, action)
+
+    def _keep_torn(self, path: Path, offset: int, data: bytes) -> None:
+        make_dir(self.root / "torn")
+        _write_synced(self.root / "torn" / f"{path.stem}-{offset}.bin", data)
+
+    def _repair_record(self, path: Path, offset: int, tail: bytes, action: str) -> dict:
         self._read_upto.pop(path.name, None)
-        return {"type": "log_repair", "segment": path.name, "offset": tail_offset,
+        return {"type": "log_repair", "segment": path.name, "offset": offset,
                 "torn_bytes": len(tail), "torn_sha": sha256_text(tail.decode("utf-8", "replace")),
-                "action": "completed newline" if complete else "cut torn tail"}
+                "action": action}
+
+    def salvage(self) -> list[dict]:
+        """Move every unreadable line of every segment to log/torn/ and keep the rest
+        (each segment rewritten whole, then renamed into place); the repairs are logged.
+        Offsets change: the projections must be rebuilt afterwards."""
+        make_dir(self.segments_dir)
+        repairs = []
+        with self.locked(follow=False):
+            for path in self.segment_paths():
+                repairs += self._salvage_segment(path)
+            self._shas.clear()
+            self._read_upto.clear()
+            self._follow()
+            for repair in repairs:
+                self.append(repair)
+        return repairs
+
+    def _salvage_segment(self, path: Path) -> list[dict]:
+        good, repairs, offset = [], [], 0
+        with open(path, "rb") as fh:
+            for line in fh:
+                try:
+                    _parse_line(line, path.name, offset, verify=True)
+                    good.append(line if line.endswith(b"\n") else line + b"\n")
+                except LogCorrupt:
+                    if line.strip():
+                        repairs.append((offset, line))
+                offset += len(line)
+        if not repairs:
+            return []
+        for at, line in repairs:
+            self._keep_torn(path, at, line)
+        tmp = path.with_suffix(".salvage")
+        _write_synced(tmp, b"".join(good))
+        os.replace(tmp, path)
+        return [self._repair_record(path, at, line, "salvaged unreadable record")
+                for at, line in repairs]
 
     # -- reading ------------------------------------------------------------------
     def segment_paths(self) -> list[Path]:
@@ -184,9 +266,11 @@ class Log:
             return []
         return sorted(self.segments_dir.glob("*.jsonl"))
 
-    def read_segment(self, path: Path, start: int = 0, verify: bool = False
-                     ) -> Iterator[Entry]:
-        """Complete lines of one segment from byte `start`; a torn tail is not yielded."""
+    def read_segment(self, path: Path, start: int = 0, verify: bool = False,
+                     skip_bad: bool = False) -> Iterator[Entry]:
+        """Complete lines of one segment from byte `start`; a torn tail is not yielded.
+        An unreadable line raises LogCorrupt, or with `skip_bad` is passed over with a
+        warning that names it and the command that salvages the rest."""
         with open(path, "rb") as fh:
             fh.seek(start)
             offset = start
@@ -194,16 +278,23 @@ class Log:
                 if not line.endswith(b"\n"):
                     return
                 if line.strip():
-                    yield _parse_line(line, path.name, offset, verify)
+                    try:
+                        yield _parse_line(line, path.name, offset, verify)
+                    except LogCorrupt as exc:
+                        if not skip_bad:
+                            raise
+                        logging.getLogger("poimen.log").warning("poimen: %s", exc)
                 offset += len(line)
 
-    def entries(self, verify: bool = False) -> list[Entry]:
+    def entries(self, verify: bool = False, skip_bad: bool = False) -> list[Entry]:
         """Every record, merged across segments by time (then segment, then position)."""
-        streams = [self.read_segment(p, verify=verify) for p in self.segment_paths()]
+        streams = [self.read_segment(p, verify=verify, skip_bad=skip_bad)
+                   for p in self.segment_paths()]
         return list(heapq.merge(*streams, key=lambda e: (e.at, e.segment, e.offset)))
 
     def entries_after(self, offsets: dict[str, int]) -> tuple[list[Entry], dict[str, int]]:
-        """Records past `offsets` (segment -> byte), and the offsets after them."""
+        """Records past `offsets` (segment -> byte), and the offsets after them; unreadable
+        lines are passed over with a warning (`entries` and `mem verify` report them)."""
         new_offsets = dict(offsets)
         found: list[Entry] = []
         for path in self.segment_paths():
@@ -211,12 +302,24 @@ class Log:
             if path.stat().st_size <= start:
                 continue
             end = start
-            for entry in self.read_segment(path, start):
+            for entry in self.read_segment(path, start, skip_bad=True):
                 found.append(entry)
                 end = entry.end
             new_offsets[path.name] = end
         found.sort(key=lambda e: (e.at, e.segment, e.offset))
         return found, new_offsets
+
+    def at_record_start(self, segment: str, offset: int) -> bool:
+        """Whether `offset` is where a line of `segment` starts (or its end)."""
+        path = self.segments_dir / segment
+        if offset == 0:
+            return path.exists()
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(offset - 1)
+                return fh.read(1) == b"\n"
+        except OSError:
+            return False
 
     def sizes(self) -> dict[str, int]:
         return {p.name: p.stat().st_size for p in self.segment_paths()}

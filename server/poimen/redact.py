@@ -1,10 +1,11 @@
 """Secret redaction: every credential in raw text becomes ``<redacted:KIND>`` before logging.
 
-Why rules of our own rather than detect-secrets (evaluated, 1.5.0): its ``scan_line``
-reports values, not spans; it has no rule for Google API keys, Anthropic, Heroku,
-DigitalOcean or ``Authorization: Bearer`` headers; its entropy plugins flag git shas
-and sha256 digests (look-alikes we must keep); and it took 1.3 s for a 720 KB line
-(about 90 s for 50 MB). The formats below follow the published token layouts.
+Why rules of our own rather than detect-secrets (evaluated twice, 1.5.0; figures in
+docs/RELIABILITY.md): its ``scan_line`` reports values, not spans; what it catches that
+named rules miss it catches by entropy, which also flags every git sha, digest and
+integrity field we must keep; and it is about 8x slower. The formats below follow the
+published token layouts, checked against gitleaks' rule list; a 32-64 hex value counts
+as a secret only after a credential-shaped name (``*_KEY``, ``*-TOKEN``, ``*_SECRET``).
 
 Linear time on hostile input: every quantifier is bounded; long runs are possessive and
 either exclude a character of their rule's literal anchor or carry a look-behind that
@@ -92,6 +93,11 @@ def _keyword_kind(keyword: str) -> str:
     return "api-key"
 
 
+def _hex_name_kind(suffix: str) -> str:
+    """A 32-64 hex value after a credential-shaped name (`DD_APP_KEY=`, `X-Api-Token:`)."""
+    return {"key": "api-key", "pat": "token"}.get(suffix, suffix)
+
+
 _RULES: tuple[_Rule, ...] = (
     # Tokens with a published prefix (checked first: their kind wins an overlap).
     _token("aws-access-key-id", r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|PKA|ROA"
@@ -131,6 +137,53 @@ _RULES: tuple[_Rule, ...] = (
     _token("linear-key", r"lin_api_[A-Za-z0-9]{40}(?![A-Za-z0-9])", "lin_api_"),
     _token("atlassian-token", r"ATATT3(?<![A-Za-z0-9_=-]ATATT3)[A-Za-z0-9_=-]{100,512}+", "ATATT3"),
     _token("square-token", r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,60}+", "sq0atp-", "sq0csp-"),
+    _token("mailgun-key", r"(?:pub)?key-(?<![A-Za-z0-9_-]key-)[0-9a-f]{32}(?![0-9A-Za-z])",
+           "key-"),
+    _Rule("twilio-auth-token", re.compile(r"AC[0-9a-f]{32}[\"']?[ \t]{0,4}[,:][ \t]{0,4}"
+          r"[\"']?(?P<s>[0-9a-f]{32})(?![0-9A-Za-z])"), ("AC",)),
+    _token("doppler-token", r"dp\.(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{40,128}+", "dp."),
+    _token("pulumi-token", r"pul-[a-f0-9]{40}(?![A-Za-z0-9])", "pul-"),
+    _token("grafana-token", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}(?![A-Za-z0-9])", "glsa_"),
+    _token("grafana-token", r"glc_[A-Za-z0-9+/]{32,400}+={0,2}", "glc_"),
+    _token("sentry-token", r"sntry[su]_[A-Za-z0-9+/=_-]{40,512}+", "sntrys_", "sntryu_"),
+    _token("flyio-token", r"fo1_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", "fo1_"),
+    _token("planetscale-token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,64}+", "pscale_"),
+    _token("rubygems-key", r"rubygems_[a-f0-9]{48}(?![A-Za-z0-9])", "rubygems_"),
+    _token("clojars-token", r"CLOJARS_[a-z0-9]{60}(?![A-Za-z0-9])", "CLOJARS_"),
+    _token("dynatrace-token", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])", "dt0c01."),
+    _token("easypost-key", r"EZ[AT]K[a-zA-Z0-9]{54}(?![A-Za-z0-9])", "EZAK", "EZTK"),
+    _token("frameio-token", r"fio-u-[A-Za-z0-9_=-]{64}(?![A-Za-z0-9_=-])", "fio-u-"),
+    _token("prefect-key", r"pnu_[A-Za-z0-9]{36}(?![A-Za-z0-9])", "pnu_"),
+    _token("readme-key", r"rdme_[a-z0-9]{70}(?![A-Za-z0-9])", "rdme_"),
+    _token("scalingo-token", r"tk-us-[A-Za-z0-9_-]{48}(?![A-Za-z0-9_-])", "tk-us-"),
+    _token("openai-key", r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,1024}+", "sk-proj-",
+           "sk-svcacct-", "sk-admin-"),
+    _token("huggingface-token", r"api_org_[A-Za-z0-9]{34}(?![A-Za-z0-9])", "api_org_"),
+    _token("adafruit-key", r"aio_[A-Za-z0-9]{28}(?![A-Za-z0-9])", "aio_"),
+    _token("typeform-token", r"tfp_[A-Za-z0-9_.=-]{59}(?![A-Za-z0-9_.=-])", "tfp_"),
+    _token("mapbox-token", r"sk\.eyJ[A-Za-z0-9_-]{20,400}+\.[A-Za-z0-9_-]{20,100}+", "sk.eyJ"),
+    _token("shippo-token", r"shippo_(?:live|test)_[a-f0-9]{40}(?![A-Za-z0-9])", "shippo_"),
+    _token("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])", "pat"),
+    _token("alibaba-access-key-id", r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])", "LTAI"),
+    _token("artifactory-key", r"AKCp[A-Za-z0-9]{69}(?![A-Za-z0-9])", "AKCp"),
+    _token("aws-bedrock-key", r"ABSK[A-Za-z0-9+/]{109,269}+={0,2}", "ABSK"),
+    _token("terraform-token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}+", ".atlasv1."),
+    _token("mailchimp-key", r"[a-f0-9]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", "-us"),
+    _Rule("teams-webhook", re.compile(r"\.webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@/-]"
+          r"{60,300}+)"), (".webhook.office.com/",)),
+    _token("notion-token", r"(?:ntn_[0-9]{11}|secret_)[A-Za-z0-9]{35,43}(?![A-Za-z0-9])",
+           "ntn_", "secret_", check=_mixed),
+    _token("octopus-key", r"API-[A-Z0-9]{26}(?![A-Za-z0-9])", "API-"),
+    _token("openshift-token", r"sha256~[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", "sha256~"),
+    _token("perplexity-key", r"pplx-[A-Za-z0-9]{48}(?![A-Za-z0-9])", "pplx-"),
+    _token("sendinblue-key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}(?![A-Za-z0-9])", "xkeysib-"),
+    _token("sourcegraph-token", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}(?![A-Za-z0-9])",
+           "sgp_"),
+    _token("duffel-token", r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}(?![A-Za-z0-9_=-])", "duffel_"),
+    _token("1password-token", r"ops_eyJ[A-Za-z0-9+/]{250,8192}+={0,3}", "ops_eyJ"),
+    _token("infracost-token", r"ico-[A-Za-z0-9]{32}(?![A-Za-z0-9])", "ico-"),
+    _token("harness-key", r"(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"
+           r"(?![A-Za-z0-9])", "pat.", "sat."),
     _Rule("telegram-bot-token", re.compile(r"(?<=\d):(?P<s>AA[0-9A-Za-z_-]{33})(?![0-9A-Za-z_-])"),
           (":AA",)),
     _Rule("discord-webhook", re.compile(r"discord(?:app)?\.com/api/webhooks/[0-9]{10,25}/"
@@ -157,6 +210,19 @@ _RULES: tuple[_Rule, ...] = (
           r"[\"']?(?:(?P<scheme>bearer|basic|token|digest|negotiate|ntlm|bot|apikey|sso-key"
           r"|aws4-hmac-sha256)[ \t]{1,4})?(?P<s>[^\s\"'<>,]{1,4096}+)"), ("authorization",),
           fold=True, check=_plausible),
+    _Rule("azure-storage-key", re.compile(r'"value"[ \t]{0,4}:[ \t]{0,4}"(?P<s>[A-Za-z0-9+/]'
+          r'{86}==)"'), ('"value"',)),
+    _Rule("basic-auth", re.compile(r"auth[ \t]{0,2}=[ \t]{0,2}\([ \t]{0,2}[\"'][^\"'\r\n]"
+          r"{1,128}+[\"'][ \t]{0,2},[ \t]{0,2}[\"'](?P<s>[^\"'\r\n]{1,256}+)[\"']"),
+          ("auth",), check=_plausible),
+    _Rule("cli-password", re.compile(r"sshpass(?:[ \t]{1,4}-[a-oq-zA-Z][^\s]{0,64}+){0,4}"
+          r"[ \t]{1,4}-p[ \t]{0,3}" + _VALUE), ("sshpass",), check=_plausible),
+    _Rule("vault-token", re.compile(r"vault[ \t]{1,4}login(?:[ \t]{1,4}-[^\s]{1,128}+){0,4}"
+          r"[ \t]{1,4}(?P<s>[^\s\"'<>=-][^\s\"'<>=]{7,511}+)(?![^\s])"), ("vault",),
+          check=_credential),
+    _Rule(_hex_name_kind, re.compile(r"(?<=[a-z0-9])[_-](?P<kw>key|token|secret|pat)[\"']?"
+          r"[ \t]{0,4}(?::=|=>|[:=])[ \t]{0,4}[\"']?(?P<s>[0-9a-f]{32,64})(?![0-9a-z])"),
+          ("key", "token", "secret", "pat"), fold=True),
     _Rule("bearer-token", re.compile(r"bearer[ \t]{1,4}(?P<s>[a-z0-9._~+/=-]{16,4096}+)"),
           ("bearer",), fold=True, check=_credential),
     _Rule("cookie", re.compile(r"(?:set-)?cookie[ \t]{0,2}:[ \t]{0,4}(?P<s>[^\s<>]"

@@ -9,6 +9,7 @@ watermark. `rebuild()` drops every projection and replays the whole log.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,10 @@ VECTOR_KINDS = ("text", "symptom", "evidence")
 NODE_TEXT_LIMIT = 64 * 1024  # evidence beyond this stays in the log, not the node
 OPTIMIZE_EVERY = 200         # applied writes between LanceDB housekeeping runs of a table...
 OPTIMIZE_SHARE = 50          # ...or a fiftieth of its rows, if more: compaction rewrites it
+
+
+def _warn(message: str) -> None:
+    logging.getLogger("poimen.vault").warning("poimen: %s", message)
 
 
 class VaultError(RuntimeError):
@@ -59,7 +64,32 @@ class Vault:
         self._since_optimize: dict[str, int] = {}
         self._optimize_every: dict[str, int] = {}
         self.repairs = self.log.open()
-        self.catch_up()
+        with self.log.locked():
+            self.rebuilt_because = self._out_of_step()
+            if self.rebuilt_because:
+                _warn(f"rebuilding the projections from the log: {self.rebuilt_because}")
+                self.rebuild(skip_bad=True)
+            else:
+                self.catch_up()
+
+    def _out_of_step(self) -> str | None:
+        """Why the projections cannot simply catch up from the watermark (they hold what
+        the log no longer has, or are gone), or None."""
+        marks, lance = self._watermark(), (self.path / "lance" / "memories.lance").is_dir()
+        if not marks:
+            return "projection.json is missing" if lance else None
+        for repair in self.repairs:
+            if repair["action"] != "completed newline" \
+                    and marks.get(repair["segment"], 0) > repair["offset"]:
+                return (f"log segment {repair['segment']} was cut at byte "
+                        f"{repair['offset']} after it was projected")
+        sizes = self.log.sizes()
+        for segment, offset in sorted(marks.items()):
+            if offset > sizes.get(segment, -1):
+                return f"projection.json points past the end of log segment {segment}"
+            if not self.log.at_record_start(segment, offset):
+                return f"projection.json points inside a record of log segment {segment}"
+        return None if lance else "the projections (lance/) are missing"
 
     # -- embedding ----------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -133,10 +163,11 @@ class Vault:
         return max(OPTIMIZE_EVERY, self.store.count(name) // OPTIMIZE_SHARE)
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None,
-                batch: int = 256) -> Applied:
-        """Drop every projection and replay the whole log."""
+                batch: int = 256, skip_bad: bool = False) -> Applied:
+        """Drop every projection and replay the whole log (an unreadable line stops it,
+        or with `skip_bad` is passed over with a warning)."""
         with self.log.locked():
-            entries = self.log.entries(verify=True)
+            entries = self.log.entries(verify=True, skip_bad=skip_bad)
             self.store.drop()
             total = Applied()
             for start in range(0, len(entries), batch):

@@ -13,6 +13,7 @@ import pytest
 from stress.concurrencykit import check, lessons, run
 from stress.crashkit import FAULTY_MEM, check_vault, run_trials
 from test_housekeeping import churn, check as check_housekeeping
+from test_log_cuts import template  # noqa: F401 - the fixture
 
 # Sizes (defaults fit `make stress` in ~15 min on 2 cores); override for longer runs.
 TRIALS = int(os.environ.get("POIMEN_STRESS_TRIALS", "60"))
@@ -79,3 +80,24 @@ def test_ten_thousand_writes_keep_versions_and_disk_bounded(tmp_path, monkeypatc
     figures = churn(tmp_path / "vault", WRITES)
     print("housekeeping:", json.dumps(figures))
     check_housekeeping(figures)
+
+
+CUT_TRIALS = int(os.environ.get("POIMEN_STRESS_CUT_TRIALS", "20"))
+
+
+def test_cut_occurrences_at_random_points_never_brick_the_vault(template, tmp_path):
+    """Issue 19's cut-occurrence case, many times: the last record (an occurrence written
+    by a tier-1 lookup) cut at a random byte under an intact projection.json."""
+    import random
+    import shutil
+
+    from test_log_cuts import _cut_last_record, _records, _works
+
+    rng = random.Random(19)
+    for trial in range(CUT_TRIALS):
+        vault = tmp_path / f"cut-{trial}"
+        shutil.copytree(template, vault)
+        before = {r["sha"] for r in _records(vault)}
+        sha, _ = _cut_last_record(vault, rng.random())
+        _works(vault, {sha}, serve=trial % 5 == 0)
+        assert before - {r["sha"] for r in _records(vault)} == {sha}, trial

@@ -46,10 +46,20 @@ def emit(ctx: typer.Context, data, human: Callable[[], str] | str | None = None)
 
 
 def read_input(path: str) -> str:
-    """A file's text, or standard input for `-`; bytes that are not UTF-8 are replaced."""
+    """The text of a file or any readable stream (a fifo, `/dev/fd/N`, `-` for standard
+    input); bytes that are not UTF-8 are replaced. A folder or a missing file is an
+    InputError (one line: `mem: error: …`)."""
+    from ..engine import InputError
+
     if path == "-":
         return sys.stdin.buffer.read().decode("utf-8", errors="replace")
     file = Path(path)
-    if not file.is_file():
-        raise typer.BadParameter(f"no such file: {path}")
-    return file.read_bytes().decode("utf-8", errors="replace")
+    if file.is_dir():
+        raise InputError(f"{path} is a folder, not a file")
+    try:
+        with open(file, "rb") as fh:
+            return fh.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None

@@ -42,4 +42,6 @@ def register(app: typer.Typer) -> None:
         defaults = Settings(vault=str(opts.vault) if opts.vault else None, project=opts.project)
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
-        build(defaults).start_io(sys.stdin.buffer, protocol_out)
+        code = build(defaults).start_io(sys.stdin.buffer, protocol_out)
+        if code:
+            raise typer.Exit(code)

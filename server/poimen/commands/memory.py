@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from typing import List, Optional
 
 import typer
 
+from ..edge import parse_import
 from ..engine import SOURCES, Evidence, InputError, Proposal
 from ._common import emit, engine, read_input
 from .vault import progress_bar
@@ -87,10 +86,21 @@ def register(app: typer.Typer) -> None:
 
     @app.command("import")
     def import_(ctx: typer.Context,
-                file: str = typer.Argument(..., help="JSONL file, or - for stdin.")):
+                file: str = typer.Argument(..., help="JSONL file, or - for stdin."),
+                skip_invalid: bool = typer.Option(
+                    False, "--skip-invalid",
+                    help="Import the valid lines and report the others (default: refuse "
+                         "the whole file, writing nothing).")):
         """Bulk-import memories from JSONL (see docs/CLI.md for the line format)."""
+        parsed = parse_import(read_input(file))
+        if parsed.errors and not skip_invalid:
+            raise InputError(f"{file}: {len(parsed.errors)} invalid line(s), nothing "
+                             "imported (--skip-invalid imports the others): "
+                             + "; ".join(parsed.errors[:20]))
+        for error in parsed.errors:
+            typer.echo(f"mem: skipped {error}", err=True)
+        items = parsed.items
         eng = engine(ctx, create=True)
-        items = _parse_import(read_input(file))
         counts: dict[str, int] = {}
         shas = []
         with progress_bar() as bar:
@@ -98,11 +108,11 @@ def register(app: typer.Typer) -> None:
             for start in range(0, len(items), IMPORT_BATCH):
                 part = items[start:start + IMPORT_BATCH]
                 ingested = iter(eng.ingest_many(
-                    Evidence(evidence, item.get("source", "note"), item.get("tool"))
+                    Evidence(evidence, item.get("source") or "note", item.get("tool"))
                     for item in part for evidence in item["evidence"]))
                 proposals = []
                 for item in part:
-                    parents = list(item.get("parents", []))
+                    parents = list(item["parents"])
                     for got in (next(ingested) for _ in item["evidence"]):
                         if got.evidence_sha:
                             parents.append(got.evidence_sha)
@@ -114,9 +124,10 @@ def register(app: typer.Typer) -> None:
                     shas.append({"id": item.get("id"), "sha": result.sha,
                                  "verdict": result.verdict, "reason": result.reason})
                 bar.update(task, advance=len(part))
-        emit(ctx, {"counts": counts, "memories": shas},
+        emit(ctx, {"counts": counts, "memories": shas, "skipped": parsed.errors},
              lambda: f"imported {len(items)} memories: "
-             + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+             + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+             + (f"; skipped {len(parsed.errors)} invalid line(s)" if parsed.errors else ""))
 
     @app.command()
     def search(ctx: typer.Context,
@@ -129,21 +140,3 @@ def register(app: typer.Typer) -> None:
             f"{h['score']:.3f}  {h['matched_kind']:<7} {h['level']} {h['sha'][:12]}  "
             f"{h['text'][:100]}" for h in hits) or "no hits")
 
-
-def _parse_import(text: str) -> list[dict]:
-    """Lines of `{text, level?, evidence?: str|[str], tool?, project?, parents?, id?}`."""
-    items = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"import line {number}: not JSON ({exc})") from None
-        if not isinstance(item, dict) or not isinstance(item.get("text") or item.get("memory"), str):
-            raise InputError(f"import line {number}: needs a \"text\" string")
-        item.setdefault("text", item.get("memory"))
-        evidence = item.get("evidence") or []
-        item["evidence"] = [evidence] if isinstance(evidence, str) else list(evidence)
-        items.append(item)
-    return items

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ._common import emit, engine
+from ._common import emit, engine, options
 
 
 def progress_bar() -> Progress:
@@ -13,6 +15,20 @@ def progress_bar() -> Progress:
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+
+
+def salvage(ctx: typer.Context) -> list[dict]:
+    """`--repair`: salvage the log before the vault opens (a bad line stops the opening);
+    projection offsets are then stale, so projection.json goes and the vault rebuilds."""
+    from ..config import default_vault
+    from ..log import Log
+
+    vault = options(ctx).vault
+    path = (Path(vault) if vault else default_vault()).expanduser()
+    repairs = Log(path / "log").salvage() if (path / "log").is_dir() else []
+    if repairs:
+        (path / "projection.json").unlink(missing_ok=True)
+    return repairs
 
 
 def register(app: typer.Typer) -> None:
@@ -56,15 +72,24 @@ def register(app: typer.Typer) -> None:
     def verify(ctx: typer.Context,
                derived_filter: bool = typer.Option(
                    False, "--derived-filter",
-                   help="Also check that no evidence matches an emitted artifact.")):
+                   help="Also check that no evidence matches an emitted artifact."),
+               repair: bool = typer.Option(
+                   False, "--repair",
+                   help="Move unreadable log lines to log/torn/, keep every good record, "
+                        "rebuild the projections.")):
         """Check log integrity (every sha) and that projections hold what the log says."""
+        salvaged = salvage(ctx) if repair else []
         eng = engine(ctx)
         problems = eng.vault.verify()
         if derived_filter:
             problems += eng.derived_violations()
         data = {"ok": not problems, "problems": problems}
-        emit(ctx, data, lambda: "vault ok" if not problems else
-             "\n".join(f"problem: {p}" for p in problems))
+        if repair:
+            data["salvaged"] = salvaged
+        emit(ctx, data, lambda: "\n".join(
+            [f"moved unreadable record at byte {r['offset']} of {r['segment']} to log/torn/"
+             for r in salvaged] + (["vault ok"] if not problems else
+                                   [f"problem: {p}" for p in problems])))
         if problems:
             raise typer.Exit(1)
 

@@ -12,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 from typing import Any
 
 import attrs
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
-from . import code_actions, commands, hover, inputs, terminal
+from . import code_actions, commands, framing, hover, inputs, terminal
 from .inputs import ForwardedDiagnostics, TerminalOutput
 from .session import Session
 from .settings import SECTION, Settings, parse
@@ -107,6 +109,26 @@ class PoimenServer(LanguageServer):
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.defaults = defaults
         self.session = Session(defaults)
+
+    def start_io(self, stdin=None, stdout=None) -> int:
+        """Serve on stdio through the resyncing framer; returns the exit code (LSP: 0
+        after `shutdown` then `exit`, 1 for an `exit` without `shutdown`)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout))
+        reader = framing.FrameReader(framing.stdin_chunks(stdin, self.thread_pool))
+        code = 0
+        try:
+            asyncio.run(framing.serve(reader, self.protocol, self._stop_event,
+                                      self.report_server_error))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except SystemExit as exc:   # pygls ends `exit` with sys.exit(0 or 1)
+            code = exc.code if isinstance(exc.code, int) else 0
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.shutdown()
+        return code
 
     def report_server_error(self, error, source) -> None:
         """Out-of-band errors go to the log, not to pop-ups."""
