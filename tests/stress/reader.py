@@ -1,6 +1,6 @@
 """A long-lived reader doing lookups on a vault while writers write.
 
-    python reader.py VAULT STOP_FILE URL
+    python reader.py VAULT STOP_FILE URL        (VAULT: a folder or s3://bucket/prefix)
 
 Until STOP_FILE exists: raw searches and three-tier lookups on one long-lived engine (as
 the LSP server and `mem serve` hold one), the same vector search on a store opened
@@ -22,7 +22,7 @@ QUERIES = ("npm ERESOLVE peer conflict", "certificate expired in docker build",
 
 
 def main() -> None:
-    vault, stop, url = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    vault, stop, url = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
     import httpx
 
     from poimen.engine import Engine
@@ -46,7 +46,7 @@ def main() -> None:
             for lesson in body.get("lessons", []):
                 if not lesson.get("text"):
                     report["torn"].append(lesson.get("sha"))
-            fresh = Store(vault / "lance")
+            fresh = Store(engine.vault.path / "lance")   # a team vault: its local copy
             vector = engine.embedder.embed_one(query)
             for hit in fresh.search_vectors(vector, kind="text", limit=5):
                 row = fresh.memories([hit.memory_sha]).get(hit.memory_sha)

@@ -73,7 +73,13 @@ class ObjectStore:
         from botocore.config import Config
 
         self.location = Location.parse(uri)
-        timeout = float(os.environ.get("POIMEN_S3_TIMEOUT_S", "5"))
+        raw = os.environ.get("POIMEN_S3_TIMEOUT_S", "5")
+        try:
+            timeout = float(raw)
+        except ValueError:
+            timeout = 0.0
+        if not 0 < timeout <= 600:
+            raise TeamStoreError(f"POIMEN_S3_TIMEOUT_S must be 0-600 seconds, not {raw!r}")
         config = Config(connect_timeout=timeout, read_timeout=timeout * 2,
                         retries={"max_attempts": 2, "mode": "standard"})
         try:

@@ -94,9 +94,12 @@ def _split(data: bytes) -> list[bytes]:
     return chunks
 
 
-def push(log: Log, store: ObjectStore, state_path: Path, lock_path: Path) -> int:
-    """Push this machine's unpushed records; returns the chunks created."""
-    created = 0
+def push(log: Log, store: ObjectStore, state_path: Path, lock_path: Path,
+         pull_path: Path) -> int:
+    """Push this machine's unpushed records; returns the chunks created. A chunk we
+    created right after the last one pulled from its writer counts as pulled (this copy
+    holds its records), so our own chunks are not fetched back."""
+    created: list[tuple[str, int]] = []
     with file_lock(lock_path):
         state = read_json(state_path)
         state.setdefault("segments", {})
@@ -108,7 +111,8 @@ def push(log: Log, store: ObjectStore, state_path: Path, lock_path: Path) -> int
                 while chunk:
                     seq = state["next"].get(writer, 0)
                     if store.put_new(store.chunk_key(writer, seq), chunk):
-                        done, created = len(chunk), created + 1
+                        done = len(chunk)
+                        created.append((writer, seq))
                     else:
                         there = store.get(store.chunk_key(writer, seq)) or b""
                         done = len(there) if there and chunk.startswith(there) else 0
@@ -117,7 +121,15 @@ def push(log: Log, store: ObjectStore, state_path: Path, lock_path: Path) -> int
                     chunk = chunk[done:]
                     state["segments"][path.name] = offset
                     write_json(state_path, state)
-    return created
+    if created:
+        with log.locked():
+            pulled = read_json(pull_path)
+            marks = pulled.setdefault("writers", {})
+            for writer, seq in created:
+                if marks.get(writer, -1) == seq - 1:
+                    marks[writer] = seq
+            write_json(pull_path, pulled)
+    return len(created)
 
 
 def parse_chunk(data: bytes, key: str) -> list[tuple[str, bytes]]:

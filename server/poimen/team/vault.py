@@ -75,6 +75,8 @@ class TeamVault(Vault):
         super().__init__(local_copy(self.remote), embed, model_id, reproject, create=True)
         self.opened = self.sync(create=create)   # what the sync at open did
         self.interval = sync_interval()
+        if self.interval > 0:
+            self._start_thread()
         atexit.register(self.close)
 
     # -- files of the local copy ---------------------------------------------------------
@@ -82,8 +84,9 @@ class TeamVault(Vault):
         return self.path / name
 
     # -- syncing ------------------------------------------------------------------------
-    def sync(self, create: bool = False) -> dict:
-        """Pull the other writers' records, push ours, apply; never raises for the network."""
+    def sync(self, create: bool = False, apply: bool = True) -> dict:
+        """Pull the other writers' records, push ours, apply them to the projections
+        (unless `apply` is false: the next read applies); never raises for the network."""
         with self._sync_lock:
             result = {"at": _now(), "ok": True, "pulled": 0, "pushed_chunks": 0,
                       "problems": []}
@@ -95,11 +98,13 @@ class TeamVault(Vault):
             except TeamStoreError as exc:
                 result.update(ok=False, error=str(exc))
             write_json(self._file("sync.json"), result)
-        self.catch_up()
+        if apply:
+            self.catch_up()
         return result
 
     def _push(self) -> int:
-        return push(self.log, self.remote, self._file("push.json"), self._file(".push.lock"))
+        return push(self.log, self.remote, self._file("push.json"), self._file(".push.lock"),
+                    self._file("pull.json"))
 
     def _check_marker(self, create: bool) -> None:
         team = read_json(self._file("team.json"))
@@ -124,11 +129,6 @@ class TeamVault(Vault):
                                             daemon=True)
             self._thread.start()
 
-    def start_background(self) -> None:
-        """Sync every `POIMEN_SYNC_INTERVAL_S` seconds (long-lived servers call this)."""
-        if self.interval > 0:
-            self._start_thread()
-
     def _loop(self) -> None:
         while not self._stop.is_set():
             woke = self._wake.wait(self.interval or None)
@@ -137,8 +137,8 @@ class TeamVault(Vault):
                 break
             if woke:
                 self._push_quietly()
-            else:
-                self.sync()
+            else:   # the log only: embedding here could race the interpreter's exit
+                self.sync(apply=False)
         self._push_quietly()   # what was written before close goes up before exit
 
     def _push_quietly(self) -> None:
