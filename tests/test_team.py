@@ -249,6 +249,8 @@ def test_no_credential_reaches_the_vault_a_log_or_an_error(s3, tmp_path):
     outputs.append(mem(lee, "--vault", vault, "ingest", str(tmp_path / "f.log")))
     outputs.append(mem(lee, "--vault", "s3://no-such-bucket/x", "init", check=False))
     outputs.append(mem(lee, "--vault", "s3://no-such-bucket/x", "sync", check=False))
+    outputs.append(mem(lee, "--vault", f"s3://{ACCESS_KEY}:{SECRET_KEY}@{BUCKET}/x", "init",
+                       check=False))    # a key typed into the URI is not echoed back
     wrong = dict(lee, AWS_SECRET_ACCESS_KEY=SECRET_KEY[::-1])
     outputs.append(mem(wrong, "--vault", vault, "verify", check=False))
     s3.relay.stop()

@@ -2,9 +2,10 @@
 
     python reader.py VAULT STOP_FILE URL        (VAULT: a folder or s3://bucket/prefix)
 
-Until STOP_FILE exists: raw searches and three-tier lookups on one long-lived engine (as
-the LSP server and `mem serve` hold one), the same vector search on a store opened
-afresh, and `POST /memory/context` to the `mem serve` at URL (must answer 200); every
+Until STOP_FILE exists (and `mem serve` has answered with a lesson, at most 180 s
+more): raw searches and three-tier lookups on one long-lived engine (as the LSP server
+and `mem serve` hold one), the same vector search on a store opened afresh, and
+`POST /memory/context` to the `mem serve` at URL (must answer 200); every
 memory a lookup returns is read back and must be whole (its row, its full text). Prints
 one JSON line: lookups, memories read by each, every error or torn read.
 """
@@ -32,7 +33,12 @@ def main() -> None:
     rng = random.Random(5)
     report = {"lookups": 0, "memories_read": 0, "fresh_reads": 0, "served": 0,
               "served_lessons": 0, "errors": [], "torn": []}
-    while not stop.exists():
+    deadline = None
+    while True:   # after STOP_FILE, until `mem serve` has answered with a lesson (or 180 s):
+        if stop.exists():   # on a team vault the server sees writes after its next sync
+            deadline = deadline or time.monotonic() + 180
+            if report["served_lessons"] or time.monotonic() > deadline:
+                break
         query = rng.choice(QUERIES)
         try:
             hits = engine.search(query, limit=5)

@@ -33,11 +33,11 @@ class Location:
 
     @classmethod
     def parse(cls, uri: str) -> "Location":
-        if not uri.startswith("s3://"):
-            raise TeamStoreError(f"unsupported vault URI {uri!r} (use s3://bucket/prefix)")
         bucket, _, prefix = uri[len("s3://"):].partition("/")
-        if not bucket or any(c in bucket for c in "@:?#"):
-            raise TeamStoreError(f"bad bucket name in {uri!r} (use s3://bucket/prefix)")
+        if not uri.startswith("s3://") or not bucket or any(c in bucket for c in "@:?#"):
+            # not echoed: a mistyped URI may carry a key
+            raise TeamStoreError("a team vault is s3://bucket/prefix (credentials come "
+                                 "from the AWS_* variables and config files, never the URI)")
         return cls(bucket, prefix.strip("/"))
 
     @property

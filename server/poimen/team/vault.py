@@ -8,14 +8,16 @@ writers' records; its LanceDB projections answer every lookup without the networ
 `push.json` and `pull.json` hold the watermarks (pushed bytes per own segment, last
 chunk per writer), `sync.json` the outcome of the last sync. A sync (pull, then push)
 runs when the vault opens, every `POIMEN_SYNC_INTERVAL_S` seconds in the background
-(default 60; 0 turns it off) and on `mem sync`; a write is pushed right after it is
-acknowledged, by the background thread, which finishes its push before the process exits.
+(default 60; 0 turns it off; what it pulls is applied there too, so lookups never wait
+for it) and on `mem sync`; a write is pushed right after it is acknowledged, by the
+background thread, which finishes its push before the process exits.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -31,6 +33,7 @@ from .sync import PULLED, fetch, parse_chunk, pull, push, read_json, unpushed, w
 FORMAT = {"format": "poimen-team-vault", "version": 1,
           "log": "log/<writer>/<seq>.jsonl, create-only chunks of canonical log lines"}
 EXIT_PUSH_TIMEOUT_S = 60.0
+log = logging.getLogger("poimen.team")
 
 
 def state_dir() -> Path:
@@ -137,11 +140,23 @@ class TeamVault(Vault):
                 break
             if woke:
                 self._push_quietly()
-            else:   # the log only: embedding here could race the interpreter's exit
-                self.sync(apply=False)
+            elif self.sync(apply=False)["pulled"]:
+                self._apply_quietly()
         self._push_quietly()   # what was written before close goes up before exit
 
+    def _apply_quietly(self) -> None:
+        """Apply pulled records now, so no lookup waits for it; at the interpreter's exit
+        the embedder may already be shut down: the next read applies them instead."""
+        try:
+            self.catch_up()
+        except Exception as exc:  # noqa: BLE001 - the log holds them; nothing is lost
+            log.info("team: applying pulled records deferred (%s)", type(exc).__name__)
+
     def _push_quietly(self) -> None:
+        if not read_json(self._file("sync.json")).get("ok", True):
+            if self.sync(apply=False)["pulled"]:   # the store was away: a whole sync
+                self._apply_quietly()
+            return
         with self._sync_lock:
             try:
                 self._push()
