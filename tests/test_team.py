@@ -299,7 +299,8 @@ def test_a_folder_vault_moves_to_the_team_with_mem_push(s3, tmp_path):
     assert sha in chunk_records(s3, "moved")["mo.import"]
     ned = s3.machine(tmp_path / "ned", "ned")
     mem(ned, "--vault", vault, "sync")
-    assert json.loads(mem(ned, "--vault", vault, "--json", "stats").stdout)["memories"]["L0"] == 1
+    stats = json.loads(mem(dict(ned, POIMEN_VAULT=vault), "--json", "stats").stdout)
+    assert stats["memories"]["L0"] == 1 and stats["vault"] == vault
     assert mem(ned, "--vault", vault, "rebuild", "--from-log").returncode == 0
     assert mem(ned, "--vault", vault, "verify").returncode == 0
 
