@@ -109,6 +109,8 @@ def main() -> None:
         reader = Engine(vault, "bench")
         result["first_sync_s"] = round(time.perf_counter() - start, 2)
         result["stats"] = {"folder": Engine(folder, "bench").stats(), "team": reader.stats()}
+        result["stats"]["folder"].pop("vault")              # no path of this machine
+        result["stats"]["team"]["team"].pop("local_copy")
         requests = latency.queries(rows, args.queries)
         result["lookup"] = lookups(Engine(folder, "bench"), reader, requests)
         become(a)
