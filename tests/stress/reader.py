@@ -2,9 +2,9 @@
 
     python reader.py VAULT STOP_FILE URL        (VAULT: a folder or s3://bucket/prefix)
 
-Until STOP_FILE exists (and `mem serve` has answered with a lesson, at most 180 s
-more): raw searches and three-tier lookups on one long-lived engine (as the LSP server
-and `mem serve` hold one), the same vector search on a store opened afresh, and
+Until STOP_FILE exists (and every view below has shown a memory, at most 180 s more):
+raw searches and three-tier lookups on one long-lived engine (as the LSP server and
+`mem serve` hold one), the same vector search on a store opened afresh, and
 `POST /memory/context` to the `mem serve` at URL (must answer 200); every
 memory a lookup returns is read back and must be whole (its row, its full text). Prints
 one JSON line: lookups, memories read by each, every error or torn read.
@@ -34,10 +34,11 @@ def main() -> None:
     report = {"lookups": 0, "memories_read": 0, "fresh_reads": 0, "served": 0,
               "served_lessons": 0, "errors": [], "torn": []}
     deadline = None
-    while True:   # after STOP_FILE, until `mem serve` has answered with a lesson (or 180 s):
-        if stop.exists():   # on a team vault the server sees writes after its next sync
+    while True:   # after STOP_FILE, until every view has shown the writers' work (or 180 s):
+        if stop.exists():   # on a team vault a machine sees writes after its next sync
             deadline = deadline or time.monotonic() + 180
-            if report["served_lessons"] or time.monotonic() > deadline:
+            seen = report["served_lessons"] and report["fresh_reads"] and report["memories_read"]
+            if seen or time.monotonic() > deadline:
                 break
         query = rng.choice(QUERIES)
         try:

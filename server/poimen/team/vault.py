@@ -74,6 +74,7 @@ class TeamVault(Vault):
         self._sync_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._applying = threading.Event()   # the background thread is applying a pull
         self._thread: threading.Thread | None = None
         super().__init__(local_copy(self.remote), embed, model_id, reproject, create=True)
         self.opened = self.sync(create=create)   # what the sync at open did
@@ -147,10 +148,21 @@ class TeamVault(Vault):
     def _apply_quietly(self) -> None:
         """Apply pulled records now, so no lookup waits for it; at the interpreter's exit
         the embedder may already be shut down: the next read applies them instead."""
+        self._applying.set()
         try:
             self.catch_up()
         except Exception as exc:  # noqa: BLE001 - the log holds them; nothing is lost
             log.info("team: applying pulled records deferred (%s)", type(exc).__name__)
+        finally:
+            self._applying.clear()
+
+    def catch_up(self) -> int:
+        """As for a folder; while the background thread applies a pull, a read answers
+        from the tables as they are instead of waiting for it (writes still wait)."""
+        if self._applying.is_set() and threading.current_thread() is not self._thread:
+            self.store.refresh()
+            return 0
+        return super().catch_up()
 
     def _push_quietly(self) -> None:
         if not read_json(self._file("sync.json")).get("ok", True):
