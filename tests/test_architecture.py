@@ -5,7 +5,8 @@ import sys
 
 ENGINE_MODULES = ["poimen.engine", "poimen.lookup", "poimen.vault", "poimen.store",
                   "poimen.signatures", "poimen.symptoms", "poimen.derived", "poimen.redact",
-                  "poimen.references", "poimen.skills", "poimen.budget", "poimen.gate"]
+                  "poimen.references", "poimen.skills", "poimen.budget", "poimen.gate",
+                  "poimen.team.vault", "poimen.team.objects", "poimen.team.sync"]
 ADAPTER_PACKAGES = ["pygls", "lsprotocol", "fastapi", "starlette", "uvicorn", "mcp"]
 
 

@@ -1,6 +1,7 @@
 """Crash safety: writers killed with SIGKILL inside their writes lose nothing acknowledged.
 
-The short run here (8 trials) is part of the suite; `make stress` runs 60 (tests/stress).
+The short run here (8 trials) is part of the suite, once on a folder vault and once on a
+team vault (`s3://` on a moto server on loopback); `make stress` runs 60 (tests/stress).
 """
 from __future__ import annotations
 
@@ -9,13 +10,32 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from poimen.engine import Engine
 from poimen.log import Log
-from stress.crashkit import FAULTY_MEM, check_vault, mem, run_trials
+from s3kit import BUCKET, S3Server
+from stress.crashkit import FAULTY_MEM, check_vault, mem, on_disk, run_trials
 
 
-def test_writers_killed_inside_writes_keep_every_acknowledged_record(tmp_path):
-    totals = run_trials(tmp_path / "vault", 8, seed=8, work=tmp_path / "work")
+@pytest.fixture(params=["folder", "s3"])
+def vault(request, tmp_path, monkeypatch):
+    """A folder vault, or a team vault seen from one machine (this process's environment)."""
+    if request.param == "folder":
+        yield tmp_path / "vault"
+        return
+    server = S3Server(tmp_path / "moto").start()
+    for key, value in server.machine(tmp_path / "machine", "crasher").items():
+        monkeypatch.setenv(key, value)
+    try:
+        yield f"s3://{BUCKET}/crash"
+    finally:
+        server.stop()
+
+
+def test_writers_killed_inside_writes_keep_every_acknowledged_record(vault, tmp_path,
+                                                                     monkeypatch):
+    totals = run_trials(vault, 8, seed=8, work=tmp_path / "work")
     assert totals["trials"] == 8
     assert set(totals["faults"]) == {"log", "lance", "timer"}
     assert set(totals["writers"]) == {"ingest", "import", "lsp"}
@@ -24,6 +44,13 @@ def test_writers_killed_inside_writes_keep_every_acknowledged_record(tmp_path):
     assert totals["acked"] > 0 and totals["found"] == totals["acked"]
     assert totals["repairs"] >= 1                 # at least one torn tail was cut and noted
     assert totals["leaked"] == 0 and totals["secrets"] > 0
+    if str(vault).startswith("s3://"):   # another machine finds every acknowledged record
+        writer = Log(on_disk(vault) / "log").entries()
+        monkeypatch.setenv("POIMEN_STATE_DIR", str(tmp_path / "other-machine"))
+        monkeypatch.setenv("POIMEN_WRITER", "other")
+        assert mem("--vault", vault, "sync")[0] == 0
+        found = {e.sha for e in Log(on_disk(vault) / "log").entries(verify=True)}
+        assert {e.sha for e in writer} <= found
 
 
 def test_torn_record_is_cut_and_kept_for_inspection(tmp_path):

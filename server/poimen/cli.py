@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -26,9 +25,9 @@ GLOBAL_FLAGS = {"--json": 0, "--vault": 1, "--project": 1}
 @app.callback()
 def _globals(
     ctx: typer.Context,
-    vault: Optional[Path] = typer.Option(
+    vault: Optional[str] = typer.Option(
         None, "--vault", envvar="POIMEN_VAULT",
-        help="Vault folder (default $XDG_DATA_HOME/poimen)."),
+        help="Vault folder or s3://bucket/prefix (default $XDG_DATA_HOME/poimen)."),
     project: Optional[str] = typer.Option(
         None, "--project", help="Project name (default: the git root's name)."),
     json_output: bool = typer.Option(False, "--json", help="Print stable JSON."),

@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def default_vault() -> Path:
-    """`POIMEN_VAULT`, else `$XDG_DATA_HOME/poimen` (one vault for all projects)."""
+def default_vault() -> Path | str:
+    """`POIMEN_VAULT` (a folder or an `s3://` URI), else `$XDG_DATA_HOME/poimen` (one
+    vault for all projects)."""
     if os.environ.get("POIMEN_VAULT"):
+        if os.environ["POIMEN_VAULT"].startswith("s3://"):
+            return os.environ["POIMEN_VAULT"]
         return Path(os.environ["POIMEN_VAULT"]).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(data_home) / "poimen"

@@ -21,7 +21,8 @@ from .embed import Embedder, EmbedderUnavailable
 from .gate import Verdict, judge
 from .redact import redact
 from .signatures import Signature, extract
-from .vault import Vault, projection_record
+from .team import open_vault
+from .vault import projection_record
 
 
 
@@ -107,9 +108,8 @@ class Engine:
             model_id = self.embedder.model_id
         except EmbedderUnavailable:
             model_id = ""
-        self.vault = Vault(Path(vault) if vault else default_vault(), self._embed_texts,
-                           model_id=model_id, reproject=self._reproject,
-                           create=create)
+        self.vault = open_vault(vault or default_vault(), self._embed_texts,
+                                model_id=model_id, reproject=self._reproject, create=create)
 
     # -- parts, loaded when first needed ------------------------------------------------
     @property
@@ -281,7 +281,11 @@ class Engine:
     def context(self, request: dict) -> dict:
         from .lookup import lookup
 
-        return lookup(self, request)
+        body = lookup(self, request)
+        note = getattr(self.vault, "sync_note", lambda: None)()
+        if note:  # a team vault whose store was unreachable at the last sync
+            body["degraded"] = sorted(set(body["degraded"]) | {note})
+        return body
 
     def signatures(self, text: str | bytes, tool: str | None = None) -> list[Signature]:
         return extract_signatures(text, tool)
@@ -342,14 +346,16 @@ class Engine:
     def stats(self) -> dict:
         store = self._fresh_store()
         levels = {lv: store.count("memories", f"level = '{lv}'") for lv in ("L0", "L1", "L2", "R")}
-        return {"vault": str(self.vault.path), "memories": levels,
+        team = getattr(self.vault, "team_stats", None)
+        return {"vault": getattr(self.vault, "uri", str(self.vault.path)), "memories": levels,
                 "superseded": store.count("memories", "superseded_by != ''"),
                 "vectors": {k: store.count("vectors", f"kind = '{k}'")
                             for k in ("text", "symptom", "evidence")},
                 "signatures": store.count("signatures"),
                 "occurrences": store.count("occurrences"),
                 "log_records": sum(1 for _ in self.vault.log.entries()),
-                "log_bytes": sum(self.vault.log.sizes().values())}
+                "log_bytes": sum(self.vault.log.sizes().values()),
+                **({"team": team()} if team else {})}
 
 
 def _projection_json(projection) -> dict:

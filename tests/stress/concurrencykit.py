@@ -5,7 +5,9 @@ Each writer imports its own lessons plus the same shared ones (every writer prop
 them, so the vault must hold each exactly once). Afterwards: every writer exited 0
 with no error on stderr, every acknowledged memory has a row, no lesson is stored
 twice, the reader saw no error and no half-written memory, `mem verify` passes and
-`mem rebuild --from-log` reproduces the tables.
+`mem rebuild --from-log` reproduces the tables. On a team vault (`s3://…`) give
+`machines`: each writer, the server and the reader then run as a machine of their own
+(own writer id and local state); the checks run on this process's machine after a sync.
 """
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ def lessons(writer: int, count: int) -> list[dict]:
     return items
 
 
-def serve(vault: Path, work: Path) -> tuple[subprocess.Popen, str]:
+def serve(vault: Path | str, work: Path, env: dict | None = None
+          ) -> tuple[subprocess.Popen, str]:
     """`mem serve` on a free loopback port, answering once it is up."""
     import httpx
 
@@ -58,7 +61,8 @@ def serve(vault: Path, work: Path) -> tuple[subprocess.Popen, str]:
         port = sock.getsockname()[1]
     proc = subprocess.Popen([str(Path(sys.executable).with_name("mem")), "--vault", str(vault),
                              "--project", "conc", "serve", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=open(work / "serve.log", "wb"))
+                            stdout=subprocess.DEVNULL, stderr=open(work / "serve.log", "wb"),
+                            env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(1200):
         assert proc.poll() is None, (work / "serve.log").read_text()[-2000:]
@@ -70,20 +74,24 @@ def serve(vault: Path, work: Path) -> tuple[subprocess.Popen, str]:
     raise AssertionError("mem serve did not start")
 
 
-def run(vault: Path, work: Path, writers: int = 4, per_writer: int = 250) -> dict:
+def run(vault: Path | str, work: Path, writers: int = 4, per_writer: int = 250,
+        machines=None) -> dict:
+    """`machines(name)`, when given, is the environment of the machine called `name`."""
+    env = machines or (lambda name: None)
     work.mkdir(parents=True, exist_ok=True)
     assert mem("--vault", str(vault), "--project", "conc", "init")[0] == 0
     stop = work / "stop"
-    server, url = serve(vault, work)
+    server, url = serve(vault, work, env("server"))
     reader = subprocess.Popen([sys.executable, str(READER), str(vault), str(stop), url],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env("reader"))
     procs = []
     for w in range(writers):
         path = work / f"writer{w}.jsonl"
         path.write_text("".join(json.dumps(x) + "\n" for x in lessons(w, per_writer)))
         procs.append(subprocess.Popen(
             [str(Path(sys.executable).with_name("mem")), "--vault", str(vault), "--project", "conc",
-             "--json", "import", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+             "--json", "import", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env(f"writer{w}")))
     started = time.monotonic()
     results = [p.communicate(timeout=3600) for p in procs]
     seconds = time.monotonic() - started
@@ -101,7 +109,9 @@ def run(vault: Path, work: Path, writers: int = 4, per_writer: int = 250) -> dic
     return {"answers": answers, "reader": report, "seconds": round(seconds, 1)}
 
 
-def check(vault: Path, answers: list[dict], per_writer: int) -> dict:
+def check(vault: Path | str, answers: list[dict], per_writer: int) -> dict:
+    if str(vault).startswith("s3://"):
+        assert mem("--vault", vault, "sync")[0] == 0
     acked = Counter()
     for answer in answers:
         assert sum(answer["counts"].values()) == per_writer

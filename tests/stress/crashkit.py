@@ -6,7 +6,9 @@ answered as Tier 1 acknowledges the occurrence it recorded) through `faulty_mem.
 which kills the process inside its N-th log write (a torn record) or during its N-th
 LanceDB write; a third kind of trial kills it from outside at a random moment. Afterwards the vault must open, `mem verify` must pass, every acknowledged
 record must be in the log and the tables, `mem rebuild --from-log` must reproduce the
-live tables exactly, and no planted secret may be anywhere in the vault.
+live tables exactly, and no planted secret may be anywhere in the vault. The vault may be
+a folder or a team vault (`s3://…`, checked in this machine's local copy, and `mem verify`
+also checks the object store holds everything this machine acknowledged).
 """
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ def _lesson(rng: random.Random, tag: str) -> str:
     return f"Run {tag}: the job failed until we fixed the {picked}; see ticket {rng.randrange(10**6)}."
 
 
-def seed_known(vault: Path, work: Path) -> set[str]:
+def seed_known(vault: Path | str, work: Path) -> set[str]:
     """A lesson for each KNOWN failure (not killed); returns the acknowledged shas."""
     work.mkdir(parents=True, exist_ok=True)
     path = work / "known.jsonl"
@@ -114,7 +116,7 @@ def _occurrence_sha(failure: str, uri: str, line: int) -> str:
                        "request_id": request_id(sig.sig_sha, uri, line)})
 
 
-def _lsp_trial(vault: Path, number: int, rng: random.Random, work: Path, fault: str,
+def _lsp_trial(vault: Path | str, number: int, rng: random.Random, work: Path, fault: str,
                env: dict) -> tuple[bool, set[str]]:
     """Forward each KNOWN failure to `mem lsp` and hover it; killed as `fault` says."""
     wire = Wire([sys.executable, str(FAULTY_MEM), "--vault", str(vault), "lsp"],
@@ -150,7 +152,7 @@ def _lsp_trial(vault: Path, number: int, rng: random.Random, work: Path, fault: 
     return code == -signal.SIGKILL, acked
 
 
-def run_trial(vault: Path, number: int, rng: random.Random, work: Path) -> Trial:
+def run_trial(vault: Path | str, number: int, rng: random.Random, work: Path) -> Trial:
     """One writer, killed (or not, if it finishes first) as the trial's fault says."""
     work.mkdir(parents=True, exist_ok=True)
     writer = ("ingest", "import", "lsp")[number // 3 % 3]
@@ -210,10 +212,20 @@ def run_trial(vault: Path, number: int, rng: random.Random, work: Path) -> Trial
     return Trial(number, writer, fault, killed, acked, secrets)
 
 
-def snapshot(vault: Path) -> dict[str, list[dict]]:
+def on_disk(vault: Path | str) -> Path:
+    """The folder holding the log and the tables: the vault, or a team vault's local copy."""
+    if str(vault).startswith("s3://"):
+        from poimen.team.objects import ObjectStore
+        from poimen.team.vault import local_copy
+
+        return local_copy(ObjectStore(str(vault)))
+    return Path(vault)
+
+
+def snapshot(vault: Path | str) -> dict[str, list[dict]]:
     from poimen.store import Store
 
-    store = Store(vault / "lance")
+    store = Store(on_disk(vault) / "lance")
     return {name: store.dump(name) for name in TABLES}
 
 
@@ -229,14 +241,14 @@ def _first_difference(live: dict, rebuilt: dict) -> str:
     return ""
 
 
-def check_vault(vault: Path, acked: set[str], secrets: list[str],
+def check_vault(vault: Path | str, acked: set[str], secrets: list[str],
                 occurrences: set[str] = frozenset()) -> dict:
     """Every promise a crash must keep; returns figures for the report."""
     from poimen.log import Log
 
     code, out = mem("--vault", str(vault), "--json", "verify")
     assert code == 0, f"mem verify failed after a crash: {out}"
-    entries = Log(vault / "log").entries(verify=True)
+    entries = Log(on_disk(vault) / "log").entries(verify=True)
     logged = {e.sha for e in entries}
     missing = sorted((acked | occurrences) - logged)
     assert not missing, f"{len(missing)} acknowledged records are not in the log: {missing[:3]}"
@@ -261,7 +273,8 @@ def check_vault(vault: Path, acked: set[str], secrets: list[str],
             "secrets": len(set(secrets)), "leaked": len(leaked)}
 
 
-def _leaked(vault: Path, secrets: list[str]) -> list[str]:
+def _leaked(vault: Path | str, secrets: list[str]) -> list[str]:
+    vault = on_disk(vault)
     needles = {s: s.encode() for s in set(secrets)}
     found = []
     for path in vault.rglob("*"):
@@ -271,7 +284,7 @@ def _leaked(vault: Path, secrets: list[str]) -> list[str]:
     return found
 
 
-def run_trials(vault: Path, count: int, seed: int, work: Path) -> dict:
+def run_trials(vault: Path | str, count: int, seed: int, work: Path) -> dict:
     """`count` trials on one vault, checking it after each; returns the totals."""
     rng = random.Random(seed)
     totals = {"trials": 0, "killed": 0, "acked": 0, "found": 0, "secrets": 0, "leaked": 0,

@@ -6,6 +6,8 @@
           then the process kills itself: a torn record, mid-append.
 `lance:N` the N-th LanceDB table write runs in a thread and the process kills itself
           a random 0–30 ms later, usually while LanceDB is writing its files.
+`push:N`  (a team vault) the N-th chunk put to the object store succeeds and the process
+          kills itself before it records the push: the acknowledgement of the put is lost.
 Without POIMEN_CRASH this is plain `mem`. Nothing in poimen is changed on disk: the
 patches live in this process only.
 """
@@ -62,12 +64,30 @@ def _plant_lance_fault(n: int, rng: random.Random) -> None:
     store.Store.put = put
 
 
+def _plant_push_fault(n: int, rng: random.Random) -> None:
+    from poimen.team import sync
+
+    real_write_json = sync.write_json
+    seen = [0]
+
+    def write_json(path, value):
+        if path.name == "push.json":
+            seen[0] += 1
+            if seen[0] == n:
+                _die()
+        return real_write_json(path, value)
+
+    sync.write_json = write_json
+
+
 def main() -> None:
     spec = os.environ.get("POIMEN_CRASH", "")
     if spec:
         where, n, seed = spec.split(":")
         rng = random.Random(int(seed))
-        {"log": _plant_log_fault, "lance": _plant_lance_fault}[where](int(n), rng)
+        plant = {"log": _plant_log_fault, "lance": _plant_lance_fault,
+                 "push": _plant_push_fault}[where]
+        plant(int(n), rng)
     from poimen.cli import main as mem
 
     mem(sys.argv[1:])

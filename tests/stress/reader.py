@@ -1,10 +1,11 @@
 """A long-lived reader doing lookups on a vault while writers write.
 
-    python reader.py VAULT STOP_FILE URL
+    python reader.py VAULT STOP_FILE URL        (VAULT: a folder or s3://bucket/prefix)
 
-Until STOP_FILE exists: raw searches and three-tier lookups on one long-lived engine (as
-the LSP server and `mem serve` hold one), the same vector search on a store opened
-afresh, and `POST /memory/context` to the `mem serve` at URL (must answer 200); every
+Until STOP_FILE exists (and every view below has shown a memory, at most 180 s more):
+raw searches and three-tier lookups on one long-lived engine (as the LSP server and
+`mem serve` hold one), the same vector search on a store opened afresh, and
+`POST /memory/context` to the `mem serve` at URL (must answer 200); every
 memory a lookup returns is read back and must be whole (its row, its full text). Prints
 one JSON line: lookups, memories read by each, every error or torn read.
 """
@@ -22,7 +23,7 @@ QUERIES = ("npm ERESOLVE peer conflict", "certificate expired in docker build",
 
 
 def main() -> None:
-    vault, stop, url = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    vault, stop, url = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
     import httpx
 
     from poimen.engine import Engine
@@ -32,7 +33,13 @@ def main() -> None:
     rng = random.Random(5)
     report = {"lookups": 0, "memories_read": 0, "fresh_reads": 0, "served": 0,
               "served_lessons": 0, "errors": [], "torn": []}
-    while not stop.exists():
+    deadline = None
+    while True:   # after STOP_FILE, until every view has shown the writers' work (or 180 s):
+        if stop.exists():   # on a team vault a machine sees writes after its next sync
+            deadline = deadline or time.monotonic() + 180
+            seen = report["served_lessons"] and report["fresh_reads"] and report["memories_read"]
+            if seen or time.monotonic() > deadline:
+                break
         query = rng.choice(QUERIES)
         try:
             hits = engine.search(query, limit=5)
@@ -46,7 +53,7 @@ def main() -> None:
             for lesson in body.get("lessons", []):
                 if not lesson.get("text"):
                     report["torn"].append(lesson.get("sha"))
-            fresh = Store(vault / "lance")
+            fresh = Store(engine.vault.path / "lance")   # a team vault: its local copy
             vector = engine.embedder.embed_one(query)
             for hit in fresh.search_vectors(vector, kind="text", limit=5):
                 row = fresh.memories([hit.memory_sha]).get(hit.memory_sha)

@@ -15,7 +15,7 @@ from ..config import Settings
 class Options:
     """The global options (`--vault`, `--project`, `--json`), carried in `ctx.obj`."""
 
-    def __init__(self, vault: Path | None, project: str | None, json_output: bool):
+    def __init__(self, vault: str | None, project: str | None, json_output: bool):
         self.vault, self.project, self.json = vault, project, json_output
         self.settings = Settings.from_env()
         self._engine = None

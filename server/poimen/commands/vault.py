@@ -31,13 +31,29 @@ def salvage(ctx: typer.Context) -> list[dict]:
     return repairs
 
 
+def _team_lines(team: dict | None) -> list[str]:
+    if not team:
+        return []
+    last = team["last_sync"]
+    lines = [f"team        writer {team['writer']}, local copy {team['local_copy']}",
+             f"last sync   {last.get('at', 'never')} "
+             + ("ok" if last.get("ok") else f"failed: {last.get('error', '')}"),
+             f"unpushed    {team['unpushed_bytes']} bytes"
+             + ("" if team["reachable"] else " (store unreachable now)")]
+    for writer, info in sorted(team["writers"].items()):
+        lines.append(f"  {writer:<20} pulled {info['pulled_chunks']} of "
+                     f"{info.get('store_chunks', '?')} chunks")
+    return lines
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def init(ctx: typer.Context):
         """Create a vault (or open an existing one) and say where it is."""
         eng = engine(ctx, create=True)
-        emit(ctx, {"vault": str(eng.vault.path), "project": eng.project},
-             f"vault ready at {eng.vault.path} (project {eng.project})")
+        where = getattr(eng.vault, "uri", str(eng.vault.path))
+        emit(ctx, {"vault": where, "project": eng.project},
+             f"vault ready at {where} (project {eng.project})")
 
     @app.command()
     def stats(ctx: typer.Context):
@@ -49,7 +65,8 @@ def register(app: typer.Typer) -> None:
              f"superseded  {data['superseded']}",
              "vectors     " + "  ".join(f"{k} {v}" for k, v in data["vectors"].items()),
              f"signatures  {data['signatures']}   occurrences {data['occurrences']}",
-             f"log         {data['log_records']} records, {data['log_bytes']} bytes"]))
+             f"log         {data['log_records']} records, {data['log_bytes']} bytes"]
+            + _team_lines(data.get("team"))))
 
     @app.command()
     def rebuild(ctx: typer.Context,
