@@ -90,23 +90,31 @@ def _answered_after(wire: Wire, data: bytes) -> float:
     return time.monotonic() - started
 
 
-@pytest.mark.parametrize("bad", BAD_HEADERS, ids=lambda b: b[:24].decode())
-def test_after_a_bad_header_the_next_request_is_answered(wire, bad):
-    assert _answered_after(wire, bad) < ANSWER_WITHIN_S
+@pytest.fixture
+def warm_wire(wire, tmp_path):
+    """The wire once the engine has warmed up: a server told to exit while still warming
+    sometimes dies in LanceDB's finalisation (docs/RELIABILITY.md, known failures)."""
+    _known_failure_hovers_as_tier_1(wire, tmp_path / "warm.txt")
+    return wire
+
+
+def test_after_each_bad_header_the_next_request_is_answered(warm_wire):
+    """Every bad header of issue 19, each followed directly by a normal request."""
+    wire = warm_wire
+    waited = {bad: _answered_after(wire, bad) for bad in BAD_HEADERS}
+    assert max(waited.values()) < ANSWER_WITHIN_S, waited
     assert wire.proc.poll() is None
-
-
-def test_an_lf_only_header_is_read_and_the_next_request_answered(wire):
     body = json.dumps({"jsonrpc": "2.0", "id": 777, "method": "poimen/lfOnly"}).encode()
     wire.responses[777] = queue.Queue()
     assert _answered_after(wire, b"Content-Length: %d\n\n" % len(body) + body) < ANSWER_WITHIN_S
-    assert "error" in wire.responses[777].get(timeout=5)   # read, and answered
+    assert "error" in wire.responses[777].get(timeout=5)   # an LF-only frame is read, answered
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(junk=st.binary(min_size=1, max_size=2000).filter(
     lambda b: b"content-length" not in b.lower()))
-def test_random_bytes_between_frames_never_deafen_the_server(wire, junk):
+def test_random_bytes_between_frames_never_deafen_the_server(warm_wire, junk):
+    wire = warm_wire
     assert _answered_after(wire, junk) < 10 * ANSWER_WITHIN_S   # hang guard under load
     assert wire.proc.poll() is None
 
