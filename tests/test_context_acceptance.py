@@ -28,7 +28,7 @@ from shared_data import FAILURES
 
 DATA = FAILURES
 MEM = [str(Path(sys.executable).parent / "mem")]
-OTHER_PROJECT_CASE = "kafka-advertised-listener-localhost"
+OTHER_PROJECT_CASE = "kubectl-no-kubeconfig-fallback-8080"
 SUPERSEDED_CASE = "pandas2-dataframe-append-removed"
 NPM_CASE = "npm-eresolve-peer-react-major"
 SYMPTOM_CASE = "pip-pep668-externally-managed"
