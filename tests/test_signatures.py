@@ -167,7 +167,7 @@ def test_limit_bounds_result():
 def test_signature_json_shape():
     data = extract("fatal: not a git repository (or any of the parent directories): .git")[0].to_dict()
     assert set(data) == {"tool", "kind", "message", "frames", "sig_sha", "family", "rule",
-                         "excerpt", "line", "weak"}
+                         "excerpt", "line", "loose"}
     assert re.fullmatch(r"[0-9a-f]{64}", data["sig_sha"])
 
 
@@ -192,9 +192,9 @@ def test_mangled_go_trace_from_fuzzing_still_extracts():
     assert sig.frames == ("github.(*ClientPool).Subscribe (client.go)",)
 
 
-def test_a_last_resort_line_is_weak_and_a_known_rule_is_not():
-    """Weak signatures name a failure no rule knows; the lookup gives them no tier 1."""
-    weak = extract("Unable to negotiate with 10.0.0.7 port 22: no matching host key type found")
-    assert weak and all(sig.weak for sig in weak)
+def test_a_last_resort_line_is_loose_and_a_known_rule_is_not():
+    """Loose signatures name a failure no rule knows; the lookup gives them no tier 1."""
+    loose = extract("Unable to negotiate with 10.0.0.7 port 22: no matching host key type found")
+    assert loose and all(sig.loose for sig in loose)
     strong = extract("fatal: not a git repository (or any of the parent directories): .git")
-    assert strong and not strong[0].weak
+    assert strong and not strong[0].loose

@@ -81,7 +81,7 @@ class Proposal:
 def signature_json(sig: Signature) -> dict:
     return {"tool": sig.tool, "kind": sig.kind, "sig_sha": sig.sig_sha,
             "message": sig.message, "frames": list(sig.frames), "family": sig.family,
-            "rule": sig.rule, "line": sig.line, "weak": sig.weak}
+            "rule": sig.rule, "line": sig.line, "loose": sig.loose}
 
 
 def extract_signatures(text: str | bytes, tool: str | None = None) -> list[Signature]:

@@ -3,7 +3,7 @@ tool, kind and normalised message raised through other frames or none ("same err
 a paste that cut the stack, or another caller). The match says which.
 
 A signature is known when an earlier, different record carries it: evidence ingested
-before, or a lesson. A weak signature (a last-resort rule's generic line, for tools no
+before, or a lesson. A loose signature (a last-resort rule's generic line, for tools no
 rule knows) counts as seen but brings no tier-1 lesson: the same generic headline with
 different causes below it would be a confident wrong answer; tier 2 weighs it instead. The evidence the request's own source was just recorded as
 (`evidence_sha`, as `mem run` and the language server send it) is this occurrence,
@@ -44,12 +44,12 @@ def tier1(run: Run, signatures) -> Tier1:
         links, how = matches.get(sig.sig_sha, ([], None))
         entry = {"sig_sha": sig.sig_sha, "tool": sig.tool, "kind": sig.kind,
                  "rule": sig.rule, "message": sig.message, "known": bool(links),
-                 "weak": sig.weak}
+                 "loose": sig.loose}
         if links:
             count, last = max(seen[sha] for sha in {ln.sig_sha for ln in links})
             lessons = [ln for ln in links if ln.level in LESSON_LEVELS]
             entry.update(match=how, seen_count=count, last_seen=last, lessons=len(lessons))
-            if not sig.weak:   # a generic line is seen again, but claims no lesson
+            if not sig.loose:   # a generic line is seen again, but claims no lesson
                 hits += [(ln.memory_sha, index, count, last, how) for ln in lessons]
         info.append(entry)
     shas = [sha for sha, *_ in hits]

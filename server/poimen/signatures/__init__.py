@@ -14,7 +14,7 @@ from ..canonical import canonical, sha256_text
 from .normalise import normalise
 from .prepare import decode, lines_of
 from .rules import Ctx, Hit, line_hit
-from .tools import BY_KEY, COVERS, HINTS, KEY_RE, RULES
+from .tools import BY_KEY, COVERS, HINTS, KEY_RE, LAST_RESORT, RULES
 
 __all__ = ["Signature", "extract", "infer_tool", "TOOL_ALIASES"]
 
@@ -47,7 +47,8 @@ class Signature:
     rule: str
     excerpt: str
     line: int
-    weak: bool = False   # a last-resort rule's: names the failure, too loosely for tier 1
+    loose: bool = False  # a last-resort rule's generic line: names the failure, too loosely
+                         # to claim a tier-1 lesson
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -74,7 +75,7 @@ def _signature(hit: Hit, rule: str, lines: list[str]) -> Signature:
     end = min(hit.end, hit.start + EXCERPT_LINES - 1)
     excerpt = "\n".join(t.strip() for t in lines[hit.start:end + 1])[:EXCERPT_CHARS]
     return Signature(hit.tool, kind, message, frames, sha, f"{hit.tool}:{kind}", rule, excerpt,
-                     hit.start, hit.weak)
+                     hit.start, rule in LAST_RESORT)
 
 
 @lru_cache(maxsize=8192)

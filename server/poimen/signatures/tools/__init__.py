@@ -8,6 +8,7 @@ import re
 
 from . import generic, infra, js, jvm, native, net, python
 
+LAST_RESORT = generic.LAST_RESORT
 RULES = (generic.CONSEQUENCES + jvm.EARLY + net.TLS_RULES + infra.RULES + net.RULES + jvm.RULES + python.RULES + js.RULES
          + native.RULES + generic.FALLBACK)
 

@@ -99,6 +99,9 @@ def _salient(ctx: Ctx, i: int, m: re.Match) -> Hit:
     return Hit("generic", kind, msg, (), i, i, weak=True)
 
 
+# rules whose line names a failure no tool rule knows: seen counts, never a tier-1 lesson
+LAST_RESORT = ("program-says", "error-phrase")
+
 FALLBACK = [
     line("logfmt-error", "log", "level=", r"\blevel=(?P<kind>error|fatal|panic|crit)\b.{0,300}?"
          r"\bmsg=\"(?P<msg>(?:[^\"\\]|\\.){1,500})\"", weak=True),
