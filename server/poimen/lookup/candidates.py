@@ -19,6 +19,7 @@ from .run import Run
 from .similarity import trigram_similarity, trigrams
 
 SEARCH_LIMIT = 30
+SCORE_DIGITS = 4
 LESSON_LEVELS = ("L1", "L2")
 LESSON_VIEWS = ("text", "symptom", "evidence")
 REFERENCE_VIEWS = ("text",)
@@ -36,8 +37,12 @@ class Candidates:
     own_signatures: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, kind: str, ranked) -> None:
+        """Raw scores are kept to SCORE_DIGITS: the resident copies and LanceDB compute
+        a cosine alike only to the sixth decimal, and the fused score must not tell which
+        answered (identical requests, identical bodies)."""
         for sha, score in ranked:
             kept = self.scores.setdefault(sha, {})
+            score = round(float(score), SCORE_DIGITS)
             kept[kind] = max(score, kept.get(kind, score))
 
 
@@ -98,7 +103,7 @@ def _complete_views(run: Run, found: Candidates, views) -> None:
     for kind in views:
         missing = sorted(sha for sha, sc in found.scores.items() if kind not in sc)
         for sha, stored in sorted(run.store.vectors_of(missing, kind).items()):
-            found.scores[sha][kind] = round(float(np.dot(run.vector, stored)), 6)
+            found.scores[sha][kind] = round(float(np.dot(run.vector, stored)), SCORE_DIGITS)
 
 
 def _trigram_hits(run: Run, levels) -> list[tuple[str, float]]:
