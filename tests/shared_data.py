@@ -4,5 +4,5 @@ from pathlib import Path
 
 _REPO = Path(__file__).resolve().parents[1]
 _CANDIDATES = [Path(p) for p in [os.environ.get("POIMEN_DATA")] if p] + [
-    _REPO.parent / "shared" / "data" / "failures", Path("/work/shared/data/failures")]
+    _REPO.parent / "shared" / "data" / "failures"]
 FAILURES = next((p for p in _CANDIDATES if p.is_dir()), _CANDIDATES[0])

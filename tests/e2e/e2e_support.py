@@ -15,9 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 MEM = BIN / "mem"
 ARTIFACTS = Path(__file__).parent / "artifacts"
-DATA = next((p for p in (REPO.parent / "shared" / "data" / "failures",
-                         Path("/work/shared/data/failures")) if p.is_dir()),
-            REPO.parent / "shared" / "data" / "failures")
+DATA = REPO.parent / "shared" / "data" / "failures"
 CASE = "python312-distutils-removed"
 PROJECT = "shop"
 
