@@ -32,6 +32,18 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
+
+def append_durably(path: Path, data: bytes) -> None:
+    """Append `data` to `path` (created user-only) in full, then fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
 class LogCorrupt(RuntimeError):
     """A line in the middle of a segment cannot be read."""
 
@@ -365,14 +377,7 @@ class Log:
                     lines.insert(0, canonical({"at": self._next_at(), "rec": repair,
                                                "sha": sha}) + "\n")
                 data = "".join(lines).encode("utf-8")
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                append_durably(path, data)
                 if self._read_upto.get(path.name, 0) + len(data) == path.stat().st_size:
                     self._read_upto[path.name] = path.stat().st_size
         return results

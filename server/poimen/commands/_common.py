@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Callable
@@ -63,3 +64,19 @@ def read_input(path: str) -> str:
         raise InputError(f"no such file: {path}") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def server_logging(log_file: Path | None, log_level: str) -> logging.Logger:
+    """A stdio server's logging: one handler (the file, else stderr: stdout is the
+    protocol), at `log_level`; returns the root logger."""
+    if log_level.lower() not in LOG_LEVELS:
+        raise typer.BadParameter(f"--log-level must be one of {', '.join(LOG_LEVELS)}")
+    handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(log_level.upper())
+    return root

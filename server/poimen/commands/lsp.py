@@ -9,9 +9,8 @@ from typing import Optional
 
 import typer
 
-from ._common import options
+from ._common import LOG_LEVELS as LEVELS, options, server_logging
 
-LEVELS = ("debug", "info", "warning", "error")
 
 
 def register(app: typer.Typer) -> None:
@@ -26,13 +25,7 @@ def register(app: typer.Typer) -> None:
                                    help="Accepted for editors that pass it; stdio is the only transport."),
     ):
         """Run the language server on stdio (editors start this)."""
-        if log_level.lower() not in LEVELS:
-            raise typer.BadParameter(f"--log-level must be one of {', '.join(LEVELS)}")
-        handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root = logging.getLogger()
-        root.handlers[:] = [handler]
-        root.setLevel(log_level.upper())
+        root = server_logging(log_file, log_level)
         logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
 
         from ..lsp.server import build

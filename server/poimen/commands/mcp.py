@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ._common import options
+from ._common import LOG_LEVELS as LEVELS, options, server_logging
 
-LEVELS = ("debug", "info", "warning", "error")
 HELP = (
     "Run an MCP server on stdio, for coding agents (Claude Code, Cursor, VS Code, Zed)."
     "\n\nThe agent starts this command and speaks the Model Context Protocol over its "
@@ -34,13 +31,7 @@ def register(app: typer.Typer) -> None:
         log_level: str = typer.Option("warning", "--log-level",
                                       help=f"One of {', '.join(LEVELS)}."),
     ):
-        if log_level.lower() not in LEVELS:
-            raise typer.BadParameter(f"--log-level must be one of {', '.join(LEVELS)}")
-        handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root = logging.getLogger()
-        root.handlers[:] = [handler]
-        root.setLevel(log_level.upper())
+        server_logging(log_file, log_level)
 
         from ..mcp_server import build
 

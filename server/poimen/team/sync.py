@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..canonical import canonical, record_sha
-from ..log import FILE_MODE, Log
+from ..log import FILE_MODE, Log, append_durably
 from .objects import ObjectStore, TeamStoreError
 
 PULLED = "pulled."                 # local segments holding other writers' records
@@ -192,18 +192,7 @@ def pull(log: Log, store: ObjectStore, state_path: Path) -> tuple[int, list[str]
                         lines.append(line)
                 marks[writer] = seq
             if lines:
-                append_lines(log.segments_dir / f"{PULLED}{writer}.jsonl", b"".join(lines))
+                append_durably(log.segments_dir / f"{PULLED}{writer}.jsonl", b"".join(lines))
                 added += len(lines)
         write_json(state_path, state)
     return added, problems
-
-
-def append_lines(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..canonical import canonical
-from ..log import default_writer
+from ..log import append_durably, default_writer
 from ..vault import Vault, VaultError
 from .objects import ObjectStore, TeamStoreError
 from .sync import PULLED, fetch, parse_chunk, pull, push, read_json, unpushed, write_json
@@ -254,7 +254,6 @@ class TeamVault(Vault):
         """Copy a folder vault's log into this copy (times and shas kept; pushed by the
         next sync); returns the records new to this vault."""
         from ..log import Log
-        from .sync import append_lines
 
         source = Path(folder).expanduser() / "log"
         if not (source / "segments").is_dir():
@@ -264,6 +263,6 @@ class TeamVault(Vault):
             lines = [(canonical({"at": e.at, "rec": e.rec, "sha": e.sha}) + "\n").encode()
                      for e in entries if not self.log.contains(e.sha)]
             if lines:
-                append_lines(self.log.segments_dir / f"{self.log.writer}.import.jsonl",
+                append_durably(self.log.segments_dir / f"{self.log.writer}.import.jsonl",
                              b"".join(lines))
         return len(lines)
