@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
+from ..log import append_durably
 from .shingles import SCHEME, shingles
 
 KINDS = ("skill", "reference")
@@ -204,14 +205,7 @@ def _append(vault_dir: Path, path: Path, lines: str) -> None:
     data = lines.encode("utf-8")
     if not created and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
         data = b"\n" + data  # never glue onto a last line that lost its newline
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_durably(path, data)
     if created:
         dir_fd = os.open(vault_dir, os.O_RDONLY)
         try:
