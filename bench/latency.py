@@ -84,7 +84,7 @@ def in_process(vault: Path, requests: list[dict]) -> dict:
     so the second pass (same queries again) is answered with memoised query vectors."""
     import resource
 
-    from poimen.context import SEARCH_LIMIT
+    from poimen.lookup.candidates import SEARCH_LIMIT
     from poimen.embed import Embedder
     from poimen.engine import Engine
 
