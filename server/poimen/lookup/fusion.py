@@ -73,10 +73,10 @@ BM25_VIEWS = (("fulltext", "bm25_text"), ("evidence_fulltext", "bm25_evidence"))
 
 
 def features(run: Run, found: Candidates, sha: str, tool: str | None,
-             best: dict[str, float]) -> dict[str, float]:
+             best: dict[str, float], asked: dict[str, list[set[str]]]) -> dict[str, float]:
     """The model's inputs for one candidate: each view's cosine and its gap to the
     request's best in that view, BM25 relative to the request's best, signature
-    agreement, tool and project."""
+    agreement, tool and project. `asked`: the request's message trigrams by family."""
     sc, row = found.scores[sha], found.rows[sha]
     out = {f"cos_{kind}": sc.get(kind, 0.0) for kind in VECTOR_KINDS}
     out.update({f"gap_{kind}": sc.get(kind, 0.0) - best.get(kind, 0.0)
@@ -84,11 +84,10 @@ def features(run: Run, found: Candidates, sha: str, tool: str | None,
     for kind, name in BM25_VIEWS:
         out[name] = sc.get(kind, 0.0) / best[kind] if best.get(kind, 0.0) > 0 else 0.0
     linked = found.linked.get(sha, set())
-    families = {sig.family for sig in run.signatures}
-    out["sig_dice"] = max((trigram_similarity(trigrams(message), trigrams(sig.message))
-                           for sig in run.signatures for family, message in linked
-                           if family == sig.family), default=0.0)
-    out["same_family"] = float(any(family in families for family, _ in linked))
+    out["sig_dice"] = max((trigram_similarity(trigrams(message), grams)
+                           for family, message in linked if family in asked
+                           for grams in asked[family]), default=0.0)
+    out["same_family"] = float(any(family in asked for family, _ in linked))
     tools = {row.tool} | {family.split(":", 1)[0] for family, _ in linked}
     out["same_tool"] = float(bool(tool) and tool in tools)
     out["same_project"] = float(row.project == run.req.project)
@@ -100,7 +99,10 @@ def feature_table(run: Run, found: Candidates, tool: str | None) -> dict[str, di
     kinds = VECTOR_KINDS + tuple(kind for kind, _ in BM25_VIEWS)
     best = {kind: max((s.get(kind, 0.0) for s in found.scores.values()), default=0.0)
             for kind in kinds}
-    return {sha: features(run, found, sha, tool, best) for sha in found.scores}
+    asked: dict[str, list[set[str]]] = {}
+    for sig in run.signatures:   # once per request, not per candidate
+        asked.setdefault(sig.family, []).append(trigrams(sig.message))
+    return {sha: features(run, found, sha, tool, best, asked) for sha in found.scores}
 
 
 def score_all(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:
