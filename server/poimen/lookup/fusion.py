@@ -23,8 +23,8 @@ from .run import Run
 from .similarity import trigram_similarity, trigrams
 
 FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "gap_text", "gap_symptom",
-            "gap_evidence", "bm25_text", "bm25_evidence", "sig_dice", "same_family",
-            "same_tool", "same_project")
+            "gap_evidence", "bm25_text", "bm25_evidence", "lead_text", "lead_evidence",
+            "sig_dice", "same_family", "same_tool", "same_project")
 VECTOR_KINDS = ("symptom", "text", "evidence")
 TRIGRAM_MIN = 0.20        # degraded: trigram Dice a hit must reach
 TRIGRAM_STRONG = 0.50     # degraded: Dice that stands without a near signature
@@ -44,8 +44,8 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-ANSWER_FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "sig_dice", "same_family",
-                   "same_tool")
+ANSWER_FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "lead_text", "lead_evidence",
+                   "sig_dice", "same_family", "same_tool")
 
 
 def _model(m: dict) -> Model:
@@ -69,20 +69,27 @@ def mode_of(run: Run, levels) -> str:
     return "paste" if run.req.signature_source else "prose"
 
 
-BM25_VIEWS = (("fulltext", "bm25_text"), ("evidence_fulltext", "bm25_evidence"))
+BM25_VIEWS = (("fulltext", "bm25_text", "lead_text"),
+              ("evidence_fulltext", "bm25_evidence", "lead_evidence"))
 
 
 def features(run: Run, found: Candidates, sha: str, tool: str | None,
-             best: dict[str, float], asked: dict[str, list[set[str]]]) -> dict[str, float]:
+             top: dict[str, tuple[float, float]], asked: dict[str, list[set[str]]]
+             ) -> dict[str, float]:
     """The model's inputs for one candidate: each view's cosine and its gap to the
-    request's best in that view, BM25 relative to the request's best, signature
-    agreement, tool and project. `asked`: the request's message trigrams by family."""
+    request's best in that view; BM25 relative to the request's best, and its lead
+    over the best other candidate (`s / (s + other)`: 1 when it alone matched, 0.5 at
+    a tie; a paste's words found in one lesson's evidence and nowhere else say more
+    than a cosine); signature agreement, tool and project. `top`: the request's best
+    and second-best raw score per view; `asked`: its message trigrams by family."""
     sc, row = found.scores[sha], found.rows[sha]
     out = {f"cos_{kind}": sc.get(kind, 0.0) for kind in VECTOR_KINDS}
-    out.update({f"gap_{kind}": sc.get(kind, 0.0) - best.get(kind, 0.0)
-                for kind in VECTOR_KINDS})
-    for kind, name in BM25_VIEWS:
-        out[name] = sc.get(kind, 0.0) / best[kind] if best.get(kind, 0.0) > 0 else 0.0
+    out.update({f"gap_{kind}": sc.get(kind, 0.0) - top[kind][0] for kind in VECTOR_KINDS})
+    for kind, name, lead in BM25_VIEWS:
+        score, (best, second) = sc.get(kind, 0.0), top[kind]
+        other = second if score >= best else best
+        out[name] = score / best if best > 0 else 0.0
+        out[lead] = score / (score + other) if score > 0 else 0.0
     linked = found.linked.get(sha, set())
     out["sig_dice"] = max((trigram_similarity(trigrams(message), grams)
                            for family, message in linked if family in asked
@@ -96,13 +103,13 @@ def features(run: Run, found: Candidates, sha: str, tool: str | None,
 
 def feature_table(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:
     """sha -> the model's inputs, for every candidate."""
-    kinds = VECTOR_KINDS + tuple(kind for kind, _ in BM25_VIEWS)
-    best = {kind: max((s.get(kind, 0.0) for s in found.scores.values()), default=0.0)
-            for kind in kinds}
+    kinds = VECTOR_KINDS + tuple(kind for kind, *_ in BM25_VIEWS)
+    top = {kind: tuple((sorted((s.get(kind, 0.0) for s in found.scores.values()),
+                               reverse=True) + [0.0, 0.0])[:2]) for kind in kinds}
     asked: dict[str, list[set[str]]] = {}
     for sig in run.signatures:   # once per request, not per candidate
         asked.setdefault(sig.family, []).append(trigrams(sig.message))
-    return {sha: features(run, found, sha, tool, best, asked) for sha in found.scores}
+    return {sha: features(run, found, sha, tool, top, asked) for sha in found.scores}
 
 
 def score_all(run: Run, found: Candidates, tool: str | None) -> dict[str, dict]:
