@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+SLICES = ("dev", "heldout", "heldout-late")   # see retrieval.in_slice
 METHODS = ("poimen", "bm25", "dense")
 
 
@@ -89,7 +90,7 @@ def _p(stat: dict | None) -> str:
 
 def retrieval_markdown(r: dict) -> str:
     """poimen beside the naive baselines, dev and held-out side by side."""
-    splits = [s for s in ("dev", "heldout") if s in r]
+    splits = [s for s in SLICES if s in r]
     rows = []
     for query in ("recurrence", "variant"):
         for method in METHODS:
@@ -215,7 +216,7 @@ def plots(result: dict, out: Path, stamp: str) -> list[str]:
     made = []
     r = result.get("retrieval")
     if r:
-        splits = [s for s in ("dev", "heldout") if s in r]
+        splits = [s for s in SLICES if s in r]
         fig, ax = plt.subplots(figsize=(7, 3.5))
         width = 0.8 / (len(METHODS) * len(splits))
         labels = [f"{q} ({s})" for q in ("recurrence", "variant") for s in splits]

@@ -7,7 +7,7 @@ baselines answer the same queries over the same lessons in the same run:
 - `bm25`: plain BM25 (Okapi, k1 1.5, b 0.75) over each lesson's text plus its evidence;
 - `dense`: the best of each lesson's text and evidence cosines (the same embedder).
 
-    .venv/bin/python bench/retrieval.py [--data DIR] [--splits dev,heldout] [--out FILE]
+    .venv/bin/python bench/retrieval.py [--data DIR] [--splits dev,heldout,heldout-late] [--out FILE]
 
 Figures: recurrence (a second, independent paste) top-1 and MRR, the share answered at
 tier 1, variant (the failure told in words) MRR, symptom vs text path on variants,
@@ -155,10 +155,20 @@ def summary(ranks: list[int | None]) -> dict:
             "mrr": round(sum(1 / r for r in ranks if r) / n, 4) if n else None}
 
 
+LATE = "-w2"   # parts collected after the lookup was last tuned
+
+
+def in_slice(row: dict, name: str) -> bool:
+    """`dev`, `heldout`, or `heldout-late`: the held-out rows of the parts collected after
+    the last tuning (`*-w2`), a held-out set nobody tuning had seen any of."""
+    split, _, late = name.partition("-")
+    return row["split"] == split and (not late or row.get("part", "").endswith(LATE))
+
+
 def evaluate(engine, rows: dict, built: dict, baselines: dict, split: str) -> dict:
-    """Every figure for the queries of one split."""
-    shas, ids_of = built["lessons"], {v: k for k, v in built["lessons"].items()}
-    cases = [c for c in rows["cases"] if c["split"] == split]
+    """Every figure for the queries of one slice (see `in_slice`)."""
+    shas = built["lessons"]
+    cases = [c for c in rows["cases"] if in_slice(c, split)]
     ranks = {q: {p: [] for p in ("poimen", "bm25", "dense")} for q in ("recurrence", "variant")}
     paths = {"symptom": [], "text": []}
     tier1 = []
@@ -183,20 +193,19 @@ def evaluate(engine, rows: dict, built: dict, baselines: dict, split: str) -> di
                         vector, kind=kind, limit=DEPTH, levels=LESSONS)]
                     paths[kind].append(rank_of(target, found))
     lookalike = []
-    for neg in (n for n in rows["negatives"] if n["split"] == split):
+    for neg in (n for n in rows["negatives"] if in_slice(n, split)):
         body = engine.context({"signature_source": neg["b"], "scope": "all-projects"})
         other = shas.get(neg["id"])
         lookalike.append({"tier1_other": any(i["sha"] == other and i["tier"] == 1
                                              for i in body["lessons"]),
                           "any_other": any(i["sha"] == other for i in body["lessons"])})
     refs = []
-    for ref in (r for r in rows["reference"] if r["split"] == split):
+    for ref in (r for r in rows["reference"] if in_slice(r, split)):
         body = engine.context({"signature_source": ref["query"], "scope": "all-projects"})
         top = body["references"][0]["path"] if body["references"] else None
         refs.append({"first": top is not None and Path(top).name == built["refs"][ref["id"]],
                      "lessons_above": len(body["lessons"]) > 0,
                      "wrong_tier1": any(i["tier"] == 1 for i in body["lessons"])})
-    del ids_of
     n_look = len(lookalike)
     return {
         "cases": len(cases),
@@ -214,7 +223,7 @@ def evaluate(engine, rows: dict, built: dict, baselines: dict, split: str) -> di
     }
 
 
-def run(data: Path | None, splits: list[str] = ("dev", "heldout"),
+def run(data: Path | None, splits: list[str] = ("dev", "heldout", "heldout-late"),
         work: Path | None = None) -> dict:
     from poimen.engine import Engine
 
@@ -228,7 +237,8 @@ def run(data: Path | None, splits: list[str] = ("dev", "heldout"),
                                    for line in lines}),
                      "dense": Dense(engine.embedder, lines)}
         started = time.perf_counter()
-        result = {split: evaluate(engine, rows, built, baselines, split) for split in splits}
+        result = {split: evaluate(engine, rows, built, baselines, split) for split in splits
+                  if any(in_slice(c, split) for c in rows["cases"])}
         result["evaluate_s"] = round(time.perf_counter() - started, 1)
         result["vault"] = {"counts": built["counts"], "build_s": built["build_s"]}
     result["data"] = corpus.data_name(data)
@@ -240,7 +250,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None,
                         help="a directory in the shared set's format (default: tests/corpus)")
-    parser.add_argument("--splits", default="dev,heldout")
+    parser.add_argument("--splits", default="dev,heldout,heldout-late",
+                        help="slices to score: dev, heldout, heldout-late (held-out rows of "
+                             "the parts collected after the last tuning)")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = parser.parse_args()
     result = run(args.data, args.splits.split(","))

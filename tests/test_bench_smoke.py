@@ -63,3 +63,11 @@ def test_bm25_baseline_ranks_the_document_with_the_rare_term_first():
                            "c": "quota exceeded while pushing the image"})
     assert bm25.ranked("image push quota exceeded")[0] == "c"
     assert bm25.ranked("nothing matches zzz") == []
+
+
+def test_the_late_slice_is_the_held_out_rows_of_the_parts_collected_after_tuning():
+    rows = [{"split": "heldout", "part": "py-w2"}, {"split": "heldout", "part": "py"},
+            {"split": "dev", "part": "py-w2"}]
+    assert [retrieval.in_slice(r, "heldout-late") for r in rows] == [True, False, False]
+    assert [retrieval.in_slice(r, "heldout") for r in rows] == [True, True, False]
+    assert [retrieval.in_slice(r, "dev") for r in rows] == [False, False, True]
