@@ -15,49 +15,46 @@ from poimen.derived import (MANIFEST, REFERENCE_WINDOW, ArtifactIndex, ManifestE
                             parse_thresholds, read_manifest, record_artifact, record_artifacts, shingles,
                             verify_evidence)
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
+import dev_rows
 
-
-def _rows(name: str) -> dict[str, dict]:
-    return {row["id"]: row for row in map(json.loads, (DATA / name).read_text().splitlines())}
-
-
-CASE = _rows("cases.jsonl")["npm-eresolve-peer-react-major"]
-REFERENCES = _rows("reference.jsonl")
+CASE = dev_rows.row("js-react-duplicate-copy-via-npm-link")
+REFERENCES = {r["id"]: r["reference"] for r in dev_rows.rows("reference")}
+GUNICORN = REFERENCES["py-ref-gunicorn-worker-timeout-sync-workers"]
+GO_MAPS = REFERENCES["native-ref-go-map-unsynchronized-writes-crash"]
 ERROR_EXCERPT = "\n".join(CASE["evidence"].splitlines()[:6])
 
 SKILL = f"""---
-name: npm-eresolve-peer-deps
-description: What to do when npm refuses to install because a peer range excludes your React.
+name: react-duplicate-copy-npm-link
+description: What to do when a linked component library breaks hooks with a second React.
 ---
 
-# npm ERESOLVE after a React major upgrade
+# Invalid hook call after npm link
 
 ## When this applies
-The install stops with a dependency tree conflict like this one:
+The app renders a component from a library linked for local development and stops:
 
 ```text
 {ERROR_EXCERPT}
 ```
 
 ## What is going on
-A **widget library** we depend on still declares a *peer* range for the previous
-React major, so npm 7 and later refuse to build a tree that contains both. The
-library usually works with the new major; only its metadata lags behind.
+The **component library** is symlinked into the app, and its folder has its own
+*node_modules* with its own React, so the bundle holds two copies. Hooks register
+with one copy and are called from the other. Published installs work fine.
 
 ## Steps
-1. Check the library's changelog or issue tracker for a release that widens the
-   peer range, and upgrade to it when one exists.
-2. Otherwise pin the override in `package.json` under `overrides`, scoped to that
-   library, and leave a comment with the upstream issue link.
-3. Only as a stopgap run `npm install --legacy-peer-deps`, and never use `--force`,
-   which also silences unrelated conflicts.
+1. Make the library resolve the app's React: link the library's `react` folder to
+   the copy in the app's `node_modules`.
+2. Otherwise set `resolve.dedupe` (Vite) or a `resolve.alias` (webpack) for `react`
+   and `react-dom`, pointing at the app's own copies.
+3. Keep React a *peer* dependency of the library, never a direct one, and never
+   link the runtime itself into the app.
 
-- Re-run the test suite after the override lands.
-- Remove the override once upstream ships the wider range.
+- Re-run the app after the alias lands.
+- Remove the alias once the library is installed from the registry again.
 """
 
-NAME = "npm-eresolve-peer-deps"
+NAME = "react-duplicate-copy-npm-link"
 
 
 def _reformat(markdown: str) -> str:
@@ -87,9 +84,9 @@ def vault(tmp_path: Path) -> Path:
 
 def test_verbatim_quote_is_excluded(vault):
     skill = record_artifact(vault, "skill", NAME, SKILL)
-    record = _transcript("user: the install broke again, what now?",
+    record = _transcript("user: the linked library broke the app again, what now?",
                          f"assistant: loading skill {NAME}\n{SKILL}",
-                         "assistant: following step 2, I'll add an override.")
+                         "assistant: following step 2, I'll add an alias.")
     match = ArtifactIndex.load(vault).check(record)
     assert match is not None
     assert (match.kind, match.name, match.artifact_sha) == ("skill", NAME, skill.sha256)
@@ -101,9 +98,9 @@ def test_reformatted_quote_is_excluded(vault):
     record_artifact(vault, "skill", NAME, SKILL)
     quoted = _reformat(SKILL)
     assert "```" not in quoted and "\n1." not in quoted and "\n- " not in quoted
-    record = _transcript("user: npm install fails on the React 18 branch",
+    record = _transcript("user: the app dies as soon as I link the widget library",
                          "assistant: here is what the team's skill says:", quoted,
-                         "user: ok, trying the override now")
+                         "user: ok, trying the alias now")
     match = ArtifactIndex.load(vault).check(record)
     assert match is not None and match.name == NAME
     assert match.overlap >= 0.95
@@ -111,9 +108,9 @@ def test_reformatted_quote_is_excluded(vault):
 
 def test_quote_inside_a_json_transcript_is_excluded(vault):
     record_artifact(vault, "skill", NAME, SKILL)
-    lines = [json.dumps({"role": "user", "content": "the install broke"}),
+    lines = [json.dumps({"role": "user", "content": "the linked app broke"}),
              json.dumps({"role": "tool", "content": SKILL}),
-             json.dumps({"role": "assistant", "content": "I will pin an override."})]
+             json.dumps({"role": "assistant", "content": "I will add a bundler alias."})]
     match = ArtifactIndex.load(vault).check("\n".join(lines))
     assert match is not None and match.overlap == 1.0
 
@@ -121,18 +118,18 @@ def test_quote_inside_a_json_transcript_is_excluded(vault):
 def test_mention_by_name_is_not_excluded(vault):
     record_artifact(vault, "skill", NAME, SKILL)
     record = (f"user: did the {NAME} skill help?\n"
-              f"assistant: yes, I used {NAME} and the install went through.")
+              f"assistant: yes, I used {NAME} and the app renders again.")
     assert ArtifactIndex.load(vault).check(record) is None
 
 
 def test_discussion_paragraph_is_not_excluded(vault):
     record_artifact(vault, "skill", NAME, SKILL)
-    record = ("I read the npm ERESOLVE after a React major upgrade skill. It says a widget "
-              "library we depend on still declares a peer range for the previous React major, "
-              "and suggests an override in package.json instead of running npm install "
-              "--legacy-peer-deps. I think the override is overkill here: the library "
-              "already shipped a release that widens the peer range, so we just upgrade it. "
-              "Also the skill should mention pnpm, which reports the same conflict differently.")
+    record = ("I read the Invalid hook call after npm link skill. It says the component "
+              "library is symlinked into the app and its folder has its own React, and "
+              "suggests a bundler alias instead of linking the runtime by hand. I think the "
+              "alias is overkill here: the library already ships a build that lists React "
+              "as a peer, so we just install it from the registry. Also the skill should "
+              "mention pnpm, whose workspaces avoid the second copy differently.")
     index = ArtifactIndex.load(vault)
     assert index.check(record) is None
     assert len(set(shingles(record)) & set(index.artifacts[0].shingles)) > 0  # it does share phrases
@@ -146,11 +143,11 @@ def test_recurrence_of_the_error_a_skill_quotes_is_not_excluded(vault):
 
 
 def test_reference_chunk_is_excluded_with_the_reference_threshold(vault):
-    chunk = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
-    record_artifact(vault, "reference", "nginx#fastcgi_read_timeout", chunk)
+    chunk = GUNICORN
+    record_artifact(vault, "reference", "gunicorn#timeout", chunk)
     words = chunk.split()
     partial = " ".join(words[: int(len(words) * 0.75)])  # three quarters of the chunk
-    record = _transcript("user: nginx answers 504 after a minute on the export page",
+    record = _transcript("user: gunicorn kills the worker on the export page",
                          "assistant: from the docs:\n> " + "\n> ".join(textwrap.wrap(partial, 60)),
                          "user: so I raise the timeout for that location. thanks")
     strict = ArtifactIndex.load(vault)
@@ -163,13 +160,13 @@ def test_reference_chunk_is_excluded_with_the_reference_threshold(vault):
 
 
 def test_long_reference_quoted_in_part_is_excluded_by_window(vault):
-    sections = [f"## {ref_id}\n\n{row['reference']}" for ref_id, row in REFERENCES.items()]
+    sections = [f"## {ref_id}\n\n{text}" for ref_id, text in REFERENCES.items()]
     document = "# Troubleshooting notes\n\n" + "\n\n".join(sections)
     record_artifact(vault, "reference", "troubleshooting.md", document)
-    go = REFERENCES["ref-go-send-on-nil-channel-deadlock"]["reference"]
-    record = _transcript("user: my program dies with all goroutines are asleep",
+    go = GO_MAPS
+    record = _transcript("user: my program dies with concurrent map writes",
                          "assistant: the reference says:\n" + textwrap.fill(go, 50),
-                         "user: the constructor's error was ignored, that's it")
+                         "user: two handlers share the cache map, that's it")
     match = ArtifactIndex.load(vault).check(record)
     assert match is not None and match.measure == "window" and match.overlap >= 0.8
     one_sentence = go.split(";")[0]
@@ -177,7 +174,7 @@ def test_long_reference_quoted_in_part_is_excluded_by_window(vault):
 
 
 def test_any_105_shingle_quote_of_a_long_reference_is_caught(vault):
-    lessons = [row["memory"] for row in _rows("cases.jsonl").values()]
+    lessons = [row["memory"] for row in dev_rows.rows("cases")[:27]]
     document = "\n\n".join(f"## Lesson {i}\n\n{text}" for i, text in enumerate(lessons))
     artifact = record_artifact(vault, "reference", "lessons.md", document)
     assert len(artifact.shingles) > 4 * REFERENCE_WINDOW
@@ -191,10 +188,10 @@ def test_any_105_shingle_quote_of_a_long_reference_is_caught(vault):
 
 def test_best_matching_artifact_wins(vault):
     record_artifact(vault, "skill", NAME, SKILL)
-    other = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
-    record_artifact(vault, "reference", "nginx#fastcgi_read_timeout", other)
+    other = GUNICORN
+    record_artifact(vault, "reference", "gunicorn#timeout", other)
     index = ArtifactIndex.load(vault)
-    assert index.check("see: " + other).name == "nginx#fastcgi_read_timeout"
+    assert index.check("see: " + other).name == "gunicorn#timeout"
     assert index.check(SKILL).name == NAME
 
 
@@ -208,7 +205,7 @@ def test_missing_and_empty_manifest_filter_nothing(vault):
 
 def test_corrupt_line_names_the_line(vault):
     record_artifact(vault, "skill", NAME, SKILL)
-    record_artifact(vault, "reference", "nginx", REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"])
+    record_artifact(vault, "reference", "gunicorn", GUNICORN)
     with (vault / MANIFEST).open("a") as manifest:
         manifest.write('{"kind": "skill", "name": "half a li\n')
     with pytest.raises(ManifestError) as err:
@@ -255,13 +252,12 @@ def test_recording_is_idempotent_and_versions_are_kept(vault):
 
 
 def test_recording_many_at_once_is_one_idempotent_append(vault):
-    nginx = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
-    go = REFERENCES["ref-go-send-on-nil-channel-deadlock"]["reference"]
+    gunicorn, go = GUNICORN, GO_MAPS
     first = record_artifact(vault, "skill", NAME, SKILL)
-    recorded = record_artifacts(vault, [("skill", NAME, SKILL), ("reference", "nginx", nginx),
-                                        ("reference", "go", go), ("reference", "nginx", nginx)])
+    recorded = record_artifacts(vault, [("skill", NAME, SKILL), ("reference", "gunicorn", gunicorn),
+                                        ("reference", "go", go), ("reference", "gunicorn", gunicorn)])
     assert recorded[0] == first and recorded[1] == recorded[3]
-    assert [a.name for a in read_manifest(vault)] == [NAME, "nginx", "go"]
+    assert [a.name for a in read_manifest(vault)] == [NAME, "gunicorn", "go"]
     before = (vault / MANIFEST).read_bytes()
     with pytest.raises(ValueError, match="kind"):
         record_artifacts(vault, [("reference", "new", "a new chunk of docs"), ("blog", "x", "y z")])
@@ -272,7 +268,7 @@ def test_record_never_glues_onto_a_line_without_newline(vault):
     record_artifact(vault, "skill", NAME, SKILL)
     path = vault / MANIFEST
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
-    record_artifact(vault, "reference", "go-spec", REFERENCES["ref-go-send-on-nil-channel-deadlock"]["reference"])
+    record_artifact(vault, "reference", "go-spec", GO_MAPS)
     assert [a.name for a in read_manifest(vault)] == [NAME, "go-spec"]
 
 
@@ -333,17 +329,16 @@ def test_refresh_picks_up_what_others_appended(vault):
     assert index.check(SKILL) is None
     assert index.refresh() == 1 and index.check(SKILL).name == NAME
     assert index.refresh() == 0
-    nginx = REFERENCES["ref-nginx-fastcgi-read-timeout"]["reference"]
-    record_artifact(vault, "reference", "nginx", nginx)
+    record_artifact(vault, "reference", "gunicorn", GUNICORN)
     with (vault / MANIFEST).open("a") as manifest:
         manifest.write("not json\n")
     with pytest.raises(ManifestError) as err:
         index.refresh()
     assert err.value.line == 3
     (vault / MANIFEST).unlink()
-    record_artifact(vault, "reference", "nginx", nginx)  # a new file: read from its start
+    record_artifact(vault, "reference", "gunicorn", GUNICORN)  # a new file: read from its start
     assert index.refresh() == 1
-    assert len(index) == 1 and index.check(SKILL) is None and index.check(nginx).name == "nginx"
+    assert len(index) == 1 and index.check(SKILL) is None and index.check(GUNICORN).name == "gunicorn"
 
 
 def test_verify_evidence_lists_only_derived_records(vault):

@@ -19,13 +19,12 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
+import dev_rows
+
 MEM = Path(sys.executable).with_name("mem")
-CASE = next(row for row in map(json.loads, (DATA / "cases.jsonl").read_text().splitlines())
-            if row["id"] == "npm-eresolve-peer-react-major")
-REFERENCE = next(row for row in map(json.loads, (DATA / "reference.jsonl").read_text().splitlines())
-                 if row["id"] == "ref-github-https-password-removed")
-SKILL = "npm-peer-conflict"
+CASE = dev_rows.row("js-webpack5-no-node-core-polyfills")
+REFERENCE = dev_rows.row("js-ref-npm-global-install-eacces")
+SKILL = "webpack5-node-polyfills"
 
 
 def mem(vault: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -67,32 +66,32 @@ def taught(tmp_path_factory) -> tuple[Path, str]:
                             "--parent", evidence_sha).stdout)
     assert lesson["verdict"] == "accepted", lesson
     mem(vault, "skill", "draft", "--name", SKILL, "--from", lesson["sha"])
-    (work / "git-docs.md").write_text("# Git over HTTPS\n\n## Cloning with HTTPS URLs\n\n"
+    (work / "npm-docs.md").write_text(f"# npm documentation\n\n## {REFERENCE['heading']}\n\n"
                                       + textwrap.fill(REFERENCE["reference"], 72) + "\n")
-    mem(vault, "ref", "add", str(work / "git-docs.md"))
+    mem(vault, "ref", "add", str(work / "npm-docs.md"))
     return vault, (vault / "skills" / f"{SKILL}.md").read_text()
 
 
 def transcripts(folder: Path, skill: str) -> dict[str, Path]:
     """Records that quote an artifact (derived) and records that only talk about it."""
     texts = {
-        "verbatim": f"user: npm install broke again\nassistant: loading skill {SKILL}\n\n{skill}\n"
-                    "user: bumping the widget fixed it",
+        "verbatim": f"user: the browser build broke again\nassistant: loading skill {SKILL}\n\n"
+                    f"{skill}\nuser: the fallback for crypto fixed it",
         "reformatted": "\n".join(json.dumps(turn) for turn in [
-            {"role": "user", "content": "npm refuses to install after the React upgrade"},
+            {"role": "user", "content": "the bundle fails after the webpack upgrade"},
             {"role": "tool", "content": f"Skill {SKILL}:\n" + reformat(skill)},
-            {"role": "assistant", "content": "I will bump the widget instead of forcing."}]),
-        "reference": "user: git push says password authentication was removed\n"
+            {"role": "assistant", "content": "I will add the fallbacks to the config."}]),
+        "reference": "user: npm install -g says permission denied\n"
                      "assistant: the docs say:\n> "
                      + "\n> ".join(textwrap.wrap(REFERENCE["reference"], 64))
-                     + "\nuser: ok, I made a token",
+                     + "\nuser: ok, I set a user prefix",
         "mention": f"user: is there a skill for this?\nassistant: yes, {SKILL}; it covers "
-                   "ERESOLVE after a React upgrade.",
-        "discussion": "I read the npm-peer-conflict skill. It says the widget only declared "
-                      "compatibility with the previous generation of our view framework and that "
-                      "forcing past the check only hides the mismatch until runtime. For this "
-                      "repo I disagree: the widget has no newer release, so an override in "
-                      "package.json is the honest fix until upstream moves.",
+                   "missing Node built-ins after the webpack 5 upgrade.",
+        "discussion": f"I read the {SKILL} skill. It says a server-side dependency imports "
+                      "Node built-ins and the new bundler major stopped shimming them, so we "
+                      "need explicit fallbacks. For this repo I disagree: the library ships a "
+                      "browser build, so pointing the import at that build is the honest fix "
+                      "and no polyfill is needed at all.",
         "recurrence": CASE["recurrence"],
     }
     paths = {}
@@ -127,7 +126,7 @@ def test_quotes_are_excluded_and_logged_talk_is_kept(taught, tmp_path):
     assert results["verbatim"]["derived"]["name"] == SKILL
     for name in ("mention", "discussion", "recurrence"):
         assert results[name]["derived"] is None and results[name]["evidence_sha"], name
-    assert results["recurrence"]["signatures"], "the recurrence is still recognised as ERESOLVE"
+    assert results["recurrence"]["signatures"], "the recurrence is still recognised as a missing module"
 
     excluded = [r for r in log_records(vault) if r.get("type") == "derived_excluded"]
     assert sorted(r["meta"]["file"] for r in excluded) == sorted(str(paths[n]) for n in DERIVED)

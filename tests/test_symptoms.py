@@ -14,13 +14,12 @@ from poimen.symptoms.embedded import CatalogueGenerator
 from poimen.symptoms.filter import RESTATES, UNRELATED, filter_lines
 from poimen.symptoms.prompt import load_template, template_sha
 
-from shared_data import FAILURES
+import dev_rows
 
-DATA = FAILURES
 FAILURE = ("Uploads over a few megabytes broke because the ingress in front of the API "
            "buffers bodies with its default one-megabyte cap; raising the body limit on "
            "the proxy fixed it.")
-DECISIONS = [json.loads(line)["memory"] for line in (DATA / "decisions.jsonl").open()]
+DECISIONS = [row["memory"] for row in dev_rows.rows("decisions")]
 
 
 @pytest.fixture(scope="module")

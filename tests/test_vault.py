@@ -1,6 +1,5 @@
 """The vault end to end through the engine: rebuild equality, supersession, the gate."""
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -10,13 +9,7 @@ from poimen import references
 from poimen.config import Settings
 from poimen.engine import Engine, Proposal
 
-from shared_data import FAILURES
-
-DATA = FAILURES
-
-
-def rows(name):
-    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+from dev_rows import rows
 
 
 @pytest.fixture(scope="module")
@@ -24,13 +17,13 @@ def crowded(tmp_path_factory):
     """A vault with every level, a supersession, a reinforcement and enough rows."""
     root = tmp_path_factory.mktemp("vault")
     engine = Engine(root / "v", project="demo", settings=Settings())
-    cases = rows("cases.jsonl")[:12] + rows("distractors.jsonl")[:28]
+    cases = rows("cases")[:12] + rows("distractors")[:28]
     proposals = []
     for case in cases:
         evidence = engine.ingest(case["evidence"], source="ci", tool=case.get("tool"))
         proposals.append(Proposal("L1", case["memory"], [evidence.evidence_sha]))
     proposals += [Proposal("L1", d["memory"], without_evidence=True)
-                  for d in rows("decisions.jsonl")]
+                  for d in rows("decisions")]
     results = engine.remember_many(proposals)
     assert all(r.verdict == "accepted" for r in results), [r.reason for r in results]
     l1 = [r.sha for r in results]

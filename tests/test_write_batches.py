@@ -6,10 +6,9 @@ import json
 from poimen.config import Settings
 from poimen.engine import Engine, Evidence, Proposal
 
-from shared_data import FAILURES
+import dev_rows
 
-CASES = [json.loads(line) for line in (FAILURES / "cases.jsonl").read_text().splitlines()
-         if line.strip()][:8]
+CASES = dev_rows.rows("cases")[:8]
 TABLES = ("memories", "vectors", "signatures", "projections")
 
 
