@@ -2,17 +2,16 @@
 
 Artifacts look like drafted skills: the same front matter and headings in every one
 (boilerplate shingles whose postings grow with the manifest) around content of their
-own. Records are real failure evidence and lessons from the development set, plus
+own. Records are real failure evidence and lessons (the corpus's dev rows), plus
 transcripts quoting (reformatted) or discussing one of the first artifacts, so every
 size sees the same records. The index is compared with checking every artifact in turn.
 
-    .venv/bin/python bench/bench_derived.py [--sizes 100,1000,10000]
+    .venv/bin/python bench/bench_derived.py [--sizes 100,1000,10000] [--data DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import tempfile
@@ -23,15 +22,14 @@ from pathlib import Path
 from poimen.derived import MANIFEST, ArtifactIndex, record_artifact, shingles
 from poimen.derived.manifest import make_artifact
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "failures"
+import corpus
 
 
-def real_texts() -> list[str]:
-    texts = []
-    for name in ("cases.jsonl", "distractors.jsonl"):
-        for row in map(json.loads, (DATA / name).read_text().splitlines()):
-            texts += [row["evidence"], row["memory"]]
-    return texts
+def real_texts(data: Path | None = corpus.DEFAULT_DATA) -> list[str]:
+    """Evidence and lesson of every dev case and distractor (the repo's corpus by default)."""
+    rows = corpus.load(data)
+    return [text for row in rows["cases"] + rows["distractors"] if row["split"] == "dev"
+            for text in (row["evidence"], row["memory"])]
 
 
 def skill_text(rng: random.Random, vocabulary: list[str], weights: list[float], i: int) -> str:
@@ -74,9 +72,12 @@ def naive(artifacts):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,10000")
-    sizes = [int(s) for s in parser.parse_args().sizes.split(",")]
+    parser.add_argument("--data", type=Path, default=corpus.DEFAULT_DATA,
+                        help="a data set in the shared format (default: tests/corpus)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
     rng = random.Random(7)
-    texts = real_texts()
+    texts = real_texts(args.data)
     counts: dict[str, int] = {}
     for word in " ".join(texts).lower().split():
         counts[word] = counts.get(word, 0) + 1

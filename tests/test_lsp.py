@@ -24,26 +24,33 @@ from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, LspSpecificationWarning
 from pytest_lsp import client_capabilities
 
-from shared_data import FAILURES
+import dev_rows
 
 pytestmark = pytest.mark.asyncio
 MEM = str(Path(sys.executable).parent / "mem")
-DATA = FAILURES
 PROJECT = "shop"
-HELD_OUT = "pandas2-dataframe-append-removed"   # not seeded: the remember test records it
-TIER1 = "npm-eresolve-peer-react-major"          # its evidence is in the vault with a lesson
-TIER2 = "rust-rand065-stale-lock-rand-core-mismatch"   # its recurrence: another error
-TERMINAL = "python312-distutils-removed"         # its recurrence names workspace-relative frames
-TIER3_REF = "ref-nginx-fastcgi-read-timeout"     # no lesson; a reference explains it
+# Dev corpus rows whose outcome has a wide margin (measured on this seeding):
+UNSEEDED = "py-flask2-werkzeug3-removed-url-helper"   # the remember test records it
+TIER1 = "js-webpack5-no-node-core-polyfills"    # its recurrence shares its evidence's signature
+TIER2 = "data-prisma-client-not-generated-on-deploy-host"  # recurrence: another error; 0.98, alone
+TERMINAL = "py-python312-removed-imp-module"    # TERMINAL_OUTPUT is its failure in this workspace
+TIER3_REF = "py-ref-gunicorn-worker-timeout-sync-workers"  # no lesson; a reference explains it
+SEEDED_CASES = 40
 DISTRACTORS = 15
 
-
-def _rows(name: str) -> list[dict]:
-    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line]
-
-
-CASES = {c["id"]: c for c in _rows("cases.jsonl")}
-REFERENCES = {r["id"]: r for r in _rows("reference.jsonl")}
+CASES = {c["id"]: c for c in dev_rows.rows("cases")}
+REFERENCES = {r["id"]: r for r in dev_rows.rows("reference")}
+# The TERMINAL failure as tox prints it in the test's workspace (written here: the corpus's
+# pastes name their reporters' files); the frames are workspace-relative.
+TERMINAL_OUTPUT = """$ tox -r -e py312
+py312: commands[0]> pytest tests
+ImportError while loading conftest '{ws}/tests/conftest.py'.
+tests/conftest.py:4: in <module>
+    import test_support
+test_support/test_support/__init__.py:1: in <module>
+    import imp
+E   ModuleNotFoundError: No module named 'imp'
+py312: exit 4 (0.40 seconds) {ws}> pytest tests pid=31540"""
 
 
 def _bare() -> types.ClientCapabilities:
@@ -68,7 +75,7 @@ def _seed(root: Path, cases: list[dict], distractors: int) -> Path:
         evidence = engine.ingest(case["evidence"], "terminal", tool=case["tool"])
         result = engine.remember("L1", case["memory"], parents=[evidence.evidence_sha])
         assert result.verdict == "accepted", (case["id"], result.reason)
-    for distractor in _rows("distractors.jsonl")[:distractors]:
+    for distractor in dev_rows.rows("distractors")[:distractors]:
         evidence = engine.ingest(distractor["evidence"], "terminal", tool=distractor["tool"])
         engine.remember("L1", distractor["memory"], parents=[evidence.evidence_sha])
     docs = root / "docs"
@@ -82,8 +89,10 @@ def _seed(root: Path, cases: list[dict], distractors: int) -> Path:
 
 @pytest.fixture(scope="module")
 def seeded_vault(tmp_path_factory) -> Path:
-    """Every case but HELD_OUT with its lesson, some distractors, the references."""
-    cases = [c for c in CASES.values() if c["id"] != HELD_OUT]
+    """The first dev cases, TIER1 and TERMINAL with their lessons (never UNSEEDED), some
+    distractors, the references."""
+    cases = [c for c in CASES.values() if c["id"] != UNSEEDED][:SEEDED_CASES]
+    cases += [CASES[name] for name in (TIER1, TERMINAL) if CASES[name] not in cases]
     return _seed(tmp_path_factory.mktemp("lsp-vault"), cases, DISTRACTORS)
 
 
@@ -107,7 +116,7 @@ def workspace(tmp_path, vault_source) -> dict:
     (ws / "tests").mkdir(parents=True)
     (ws / "test_support" / "test_support").mkdir(parents=True)
     (ws / "tests" / "conftest.py").write_text("import sys\nimport pytest\n\nimport test_support\n")
-    (ws / "test_support" / "test_support" / "__init__.py").write_text("import distutils.core\n")
+    (ws / "test_support" / "test_support" / "__init__.py").write_text("import imp\n")
     (ws / "app.js").write_text("const x = require('react-easy-edit');\n" * 3)
     for args in (["init", "-q"], ["add", "."],
                  ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "init"]):
@@ -206,8 +215,8 @@ async def test_forwarded_failure_hovers_as_tier_1_with_its_lesson(client: Langua
 
 async def test_new_wording_of_a_known_failure_hovers_as_tier_2(client: LanguageClient):
     case = CASES[TIER2]
-    uri = doc_uri(client, "main.rs")
-    forward(client, uri, case["recurrence"], source="cargo")
+    uri = doc_uri(client, "deploy.ts")
+    forward(client, uri, case["recurrence"], source="node")
     card = await hover_text(client, uri)
     assert card.splitlines()[0].startswith("Tier 2 · similar (")
     assert lead_words(case["memory"]) in " ".join(card.split())
@@ -216,7 +225,7 @@ async def test_new_wording_of_a_known_failure_hovers_as_tier_2(client: LanguageC
 async def test_unknown_failure_explained_by_a_reference_hovers_as_tier_3(client: LanguageClient):
     ref = REFERENCES[TIER3_REF]
     uri = doc_uri(client, "deploy.sh")
-    forward(client, uri, ref["query"], source="git")
+    forward(client, uri, ref["query"], source="gunicorn")
     card = await hover_text(client, uri)
     assert card.splitlines()[0] == "Tier 3 · reference: nobody here has hit this"
     assert lead_words(ref["reference"], 8) in " ".join(card.split())
@@ -245,7 +254,7 @@ async def test_terminal_failure_pins_our_diagnostic_to_the_workspace_frames(
     case = CASES[TERMINAL]
     client.protocol.notify("poimen/terminalOutput", {
         "command": "tox -r -e py312", "exitCode": 4, "cwd": str(client.workspace_dir),
-        "output": "\x1b[31m" + case["recurrence"] + "\x1b[0m"})
+        "output": "\x1b[31m" + TERMINAL_OUTPUT.format(ws=client.workspace_dir) + "\x1b[0m"})
     uri = doc_uri(client, "tests/conftest.py")
     (ours,) = await diagnostics_for(client, uri)
     assert ours.source == "poimen" and ours.range.start.line == 3
@@ -299,7 +308,7 @@ async def test_code_action_for_a_diagnostic_never_forwarded(client: LanguageClie
 
 # -- remember → recurrence is tier 1 ---------------------------------------------------------------------
 async def test_remember_then_a_recurrence_hovers_as_tier_1(client: LanguageClient):
-    case = CASES[HELD_OUT]
+    case = CASES[UNSEEDED]
     first = doc_uri(client, "main.py")
     diag = forward(client, first, case["evidence"], source="python")
     before = await hover_text(client, first)
@@ -353,7 +362,8 @@ async def test_open_log_document_is_analysed(client: LanguageClient):
     text = "Run npm ci\n" + case["recurrence"] + "\nError: Process completed with exit code 1.\n"
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id="log", version=1, text=text)))
-    card = await hover_text(client, uri, types.Position(2, 3))
+    line = next(n for n, t in enumerate(text.splitlines()) if "Module not found" in t)
+    card = await hover_text(client, uri, types.Position(line, 3))
     assert card.splitlines()[0].startswith("Tier 1 · seen ")
 
 
@@ -379,9 +389,8 @@ async def test_rebuild_reports_progress_only_where_supported(client: LanguageCli
 
 # -- resolution capture -----------------------------------------------------------------------------------
 async def test_the_passing_rerun_offers_once_to_remember_with_files_changed(client: LanguageClient):
-    case = CASES[TERMINAL]
     failing = {"command": "tox -e py312", "exitCode": 1, "cwd": str(client.workspace_dir),
-               "output": case["recurrence"]}
+               "output": TERMINAL_OUTPUT.format(ws=client.workspace_dir)}
     client.protocol.notify("poimen/terminalOutput", failing)
     await diagnostics_for(client, doc_uri(client, "tests/conftest.py"))
     fixed = client.workspace_dir / "test_support" / "test_support" / "__init__.py"

@@ -1,5 +1,5 @@
 """What the real-editor tests share: a workspace with a failing program and a
-vault seeded through the real `mem` CLI (one lesson from the shared data set, one
+vault seeded through the real `mem` CLI (one lesson from the repo's dev corpus, one
 about the workspace's own failure, each with its evidence as parent)."""
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+import dev_rows  # noqa: E402
+
 BIN = Path(sys.executable).parent
 MEM = BIN / "mem"
 ARTIFACTS = Path(__file__).parent / "artifacts"
-DATA = REPO.parent / "shared" / "data" / "failures"
-CASE = "python312-distutils-removed"
+CASE = "py-python312-removed-imp-module"   # a dev corpus row (tests/dev_rows.py)
 PROJECT = "shop"
 
 APP = '''"""Load the service settings and print the service name."""
@@ -31,9 +33,9 @@ def load(path):
 print(load("settings.json")["name"])
 '''
 APP_FAILING_LINE = 9  # 0-based: the `print(load(...))` line, the traceback's outer frame
-TEST_FILE = '''def test_combined(tmpdir):
-    from distutils import dist
-    assert dist
+TEST_FILE = '''def test_loader(tmpdir):
+    import imp
+    assert imp
 '''
 SETTINGS_LESSON = ("The service reads settings.json from the working directory, and that file is "
                    "generated, not committed: run `make settings` (it renders settings.json from "
@@ -87,10 +89,9 @@ def seed(root: Path) -> Seeded:
     workspace.mkdir()
     app = workspace / "app.py"
     app.write_text(APP, encoding="utf-8")
-    document = workspace / "test_combined.py"
+    document = workspace / "test_loader.py"
     document.write_text(TEST_FILE, encoding="utf-8")
-    case = next(c for c in map(json.loads, (DATA / "cases.jsonl").read_text().splitlines())
-                if c["id"] == CASE)
+    case = dev_rows.row(CASE)
     remember_with_evidence(vault, case["evidence"], case["memory"])
     # the workspace program's own failure, produced for real once, remembered with its fix
     command = [sys.executable, "app.py"]
@@ -98,8 +99,8 @@ def seed(root: Path) -> Seeded:
     assert run.returncode != 0 and "FileNotFoundError" in run.stderr, run
     remember_with_evidence(vault, run.stdout + run.stderr, SETTINGS_LESSON)
     line = TEST_FILE.splitlines()[1]
-    diagnostic = {"line": 1, "col": line.index("from"), "end_col": len(line),
-                  "message": "ModuleNotFoundError: No module named 'distutils'", "source": "pytest"}
+    diagnostic = {"line": 1, "col": line.index("import"), "end_col": len(line),
+                  "message": "ModuleNotFoundError: No module named 'imp'", "source": "pytest"}
     ARTIFACTS.mkdir(exist_ok=True)
     return Seeded(vault, workspace, PROJECT, case, document, diagnostic, app, command,
                   SETTINGS_LESSON)

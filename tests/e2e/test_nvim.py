@@ -58,7 +58,7 @@ def test_neovim_plugin_forwards_hovers_and_answers(seeded, tmp_path, start):
     # :PoimenWhatDoWeKnow opened the full answer document
     answer = steps["answer"]["lines"]
     assert first_line(answer).startswith("# Tier 1"), answer
-    assert "No module named 'distutils'" in "\n".join(answer)
+    assert "No module named 'imp'" in "\n".join(answer)
     assert steps["answer"]["file"].startswith(plan["answers"])
 
     # the failing :terminal command was forwarded with its exit code and answered

@@ -19,8 +19,8 @@ from e2e_support import APP_FAILING_LINE, ARTIFACTS, MEM, editor_env, read_resul
 
 SHOTS = {"hover-shown": "vscode-hover.png", "answer-shown": "vscode-answer.png",
          "remember-prompt": "vscode-remember.png", "terminal-shown": "vscode-terminal.png"}
-LESSON = ("On 3.12 distutils is gone from the standard library: add setuptools>=68 to the test "
-          "dependencies (it provides the shim), then port the import to setuptools.")
+LESSON = ("On 3.12 the old import-hooks module is gone from the standard library: port the "
+          "loader to importlib (util.spec_from_file_location, then module_from_spec).")
 DEADLINE_S = 420  # a bound on the whole run, so a hung editor fails instead of hanging CI
 
 
@@ -106,7 +106,7 @@ def test_vscode_extension_forwards_hovers_and_answers(seeded, tmp_path):
     assert "Remember how this was fixed…" in steps["code-actions"]["titles"]
     answer = steps["answer"]
     assert answer["uri"].startswith(answers.as_uri()), answer["uri"]
-    assert answer["text"].startswith("# Tier 1") and "No module named 'distutils'" in answer["text"]
+    assert answer["text"].startswith("# Tier 1") and "No module named 'imp'" in answer["text"]
     # the Remember code action asked for the lesson (typed into its input box) and recorded it
     assert steps["remember"]["verdict"] in ("accepted", "reinforced"), steps["remember"]
     assert steps["remember"]["parents"], steps["remember"]
