@@ -61,7 +61,11 @@ class Relay:
     def stop(self) -> None:
         """Refuse new connections and cut the open ones."""
         with self._lock:
-            if self._listener is not None:
+            if self._listener is not None:   # shutdown wakes the blocked accept (Linux):
+                try:                          # close alone leaves the port listening
+                    self._listener.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
                 self._listener.close()
                 self._listener = None
             for conn in self._conns:
@@ -77,6 +81,9 @@ class Relay:
             try:
                 client, _ = listener.accept()
             except OSError:
+                return
+            if listener is not self._listener:   # accepted as it stopped: refuse
+                client.close()
                 return
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target))
