@@ -369,3 +369,78 @@ def test_reading_a_sha_waits_for_the_background_apply_under_way(s3, tmp_path, mo
     reader.join(120)
     assert shown and shown[0] is not None and shown[0]["text"] == rae.memory(lesson.sha)["text"]
     sam.vault.close()
+
+
+class HeldStore:
+    """A loopback endpoint that takes connections and answers nothing until released
+    (then cuts them): an object store that hangs."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.reached = threading.Event()
+        self.conns: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            self.reached.set()
+
+    def release(self) -> None:
+        import socket
+
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        for conn in self.conns:
+            conn.close()
+
+
+def test_the_lsp_warm_up_creates_no_team_vault_and_initialize_never_waits_on_the_store(
+        s3, tmp_path):
+    from stress.lspwire import Wire
+
+    def lsp(env: dict, vault: str, name: str) -> Wire:
+        wire = Wire([MEM, "lsp", "--log-level", "info"], tmp_path / f"{name}.err", env)
+        answer = wire.initialize({"vault": vault, "project": "team", "debounceMs": 0,
+                                  "answersDir": str(tmp_path / name)}, tmp_path)
+        assert "hoverProvider" in answer["result"]["capabilities"]
+        return wire
+
+    # a vault nobody created: the warm-up opens it without creating it
+    wire = lsp(s3.machine(tmp_path / "uma", "uma"), uri("lsp-none"), "none")
+    deadline = time.monotonic() + 300
+    while "warm-up skipped" not in (tmp_path / "none.err").read_text():
+        assert time.monotonic() < deadline and wire.proc.poll() is None
+        time.sleep(0.1)
+    assert "mem init" in (tmp_path / "none.err").read_text()
+    assert wire.close() == 0
+    assert s3.objects("lsp-none/") == {}
+
+    # a store that hangs: initialize is answered while the warm-up waits on the network
+    vault = uri("lsp-held")
+    writer = s3.machine(tmp_path / "vic", "vic")
+    (tmp_path / "v.log").write_text(failure("lsp", 1))
+    mem(writer, "--vault", vault, "init")
+    mem(writer, "--vault", vault, "ingest", str(tmp_path / "v.log"))
+    held = HeldStore()
+    env = s3.machine(tmp_path / "wes", "wes", AWS_ENDPOINT_URL=held.endpoint)
+    try:
+        wire = lsp(env, vault, "held")
+        assert held.reached.wait(300), "the warm-up never went to the store"
+        assert wire.proc.poll() is None
+    finally:
+        held.release()
+    uri_ = (tmp_path / "held.txt").as_uri()
+    wire.notify("poimen/diagnostics", {"uri": uri_, "diagnostics": [{
+        "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 9}},
+        "message": failure("lsp", 1), "severity": 1, "source": "python"}]})
+    assert "result" in wire.hover(uri_, 1, timeout=300)   # answered, the store gone
+    assert wire.close() == 0, (tmp_path / "held.err").read_text()[-2000:]
