@@ -27,7 +27,7 @@ from pathlib import Path
 from ..canonical import canonical
 from ..log import append_durably, default_writer
 from ..vault import Vault, VaultError
-from .objects import ObjectStore, TeamStoreError
+from .objects import Layout, TeamStoreError, open_store
 from .sync import PULLED, fetch, parse_chunk, pull, push, read_json, unpushed, write_json
 
 FORMAT = {"format": "poimen-team-vault", "version": 1,
@@ -44,7 +44,7 @@ def state_dir() -> Path:
     return Path(cache) / "poimen"
 
 
-def local_copy(store: ObjectStore) -> Path:
+def local_copy(store: Layout) -> Path:
     loc = store.location
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{loc.bucket}-{loc.prefix}".rstrip("-"))[:60]
     digest = hashlib.sha256(f"{loc.uri}\n{store.endpoint}".encode()).hexdigest()[:12]
@@ -68,7 +68,7 @@ class TeamVault(Vault):
     def __init__(self, uri: str, embed, model_id: str = "", reproject=None,
                  create: bool = True):
         try:
-            self.remote = ObjectStore(uri)
+            self.remote = open_store(uri)
         except TeamStoreError as exc:
             raise VaultError(str(exc)) from None
         self.uri = self.remote.uri
