@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from s3kit import _wait_port, free_port
+from s3kit import _wait_port, end_process, free_port
 
 ACCOUNT = "devstoreaccount1"
 KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
@@ -45,13 +45,7 @@ class Azurite:
         return self
 
     def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc)
 
     @property
     def connection(self) -> str:

@@ -41,6 +41,17 @@ def _wait_port(port: int, proc: subprocess.Popen | None = None, seconds: float =
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
+def end_process(proc: subprocess.Popen | None) -> None:
+    """Terminate a server started for a test (killed after 20 s)."""
+    if proc is not None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Relay:
     """A TCP relay 127.0.0.1:port -> 127.0.0.1:target that can be stopped and restarted."""
 
@@ -132,13 +143,7 @@ class S3Server:
 
     def stop(self) -> None:
         self.relay.stop()
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc)
 
     @property
     def endpoint(self) -> str:
