@@ -15,6 +15,9 @@ install: $(BIN)/python
 
 install-test: $(BIN)/python
 	$(BIN)/pip install -q -e ".[test,bench]"
+	@# Azurite (Azure Blob emulator) for tests/test_team_azure.py, where npm is at hand
+	if command -v npm >/dev/null && [ ! -x .cache/azurite/node_modules/.bin/azurite-blob ]; then \
+	  npm install -s --no-audit --no-fund --prefix .cache/azurite azurite@3; fi
 
 ## demo: install and run the main job end to end on a local vault (./demo-vault)
 demo: install

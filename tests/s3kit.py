@@ -41,6 +41,17 @@ def _wait_port(port: int, proc: subprocess.Popen | None = None, seconds: float =
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
+def end_process(proc: subprocess.Popen | None) -> None:
+    """Terminate a server started for a test (killed after 20 s)."""
+    if proc is not None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Relay:
     """A TCP relay 127.0.0.1:port -> 127.0.0.1:target that can be stopped and restarted."""
 
@@ -61,7 +72,11 @@ class Relay:
     def stop(self) -> None:
         """Refuse new connections and cut the open ones."""
         with self._lock:
-            if self._listener is not None:
+            if self._listener is not None:   # shutdown wakes the blocked accept (Linux):
+                try:                          # close alone leaves the port listening
+                    self._listener.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
                 self._listener.close()
                 self._listener = None
             for conn in self._conns:
@@ -77,6 +92,9 @@ class Relay:
             try:
                 client, _ = listener.accept()
             except OSError:
+                return
+            if listener is not self._listener:   # accepted as it stopped: refuse
+                client.close()
                 return
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target))
@@ -125,13 +143,7 @@ class S3Server:
 
     def stop(self) -> None:
         self.relay.stop()
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc)
 
     @property
     def endpoint(self) -> str:

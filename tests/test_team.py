@@ -309,3 +309,138 @@ def test_opening_a_team_vault_nobody_created_says_so(s3, tmp_path):
     env = s3.machine(tmp_path / "oz", "oz")
     proc = mem(env, "--vault", uri("nothing-here"), "stats", check=False)
     assert proc.returncode == 2 and "mem init" in proc.stderr
+
+
+def test_a_sha_another_machine_served_is_read_after_one_catch_up(s3, tmp_path, monkeypatch):
+    """`mem serve` on one machine answers with a teammate's lesson; this machine has not
+    pulled it yet: reading that sha (show, MCP get, provenance) syncs once, then answers."""
+    vault = uri("served")
+    pat = engine_for(s3.machine(tmp_path / "pat", "pat"), monkeypatch, vault)
+    quinn = engine_for(s3.machine(tmp_path / "quinn", "quinn"), monkeypatch, vault)
+    evidence = pat.ingest(failure("served", 1), source="ci")
+    lesson = pat.remember("L1", "served_plugin_1 moved to the internal index; add it.",
+                          parents=[evidence.evidence_sha])
+    assert pat.vault.sync()["ok"]
+    assert not quinn.vault.log.contains(lesson.sha)     # nothing pulled here yet
+    shown = quinn.memory(lesson.sha)
+    assert shown is not None and shown["parents"] == [evidence.evidence_sha]
+    assert shown["text"] == pat.memory(lesson.sha)["text"]
+    assert quinn.memory(evidence.evidence_sha)["level"] == "L0"
+    assert quinn.symptoms(lesson.sha) == pat.symptoms(lesson.sha)
+
+    nobody = "0" * 64                                   # a sha no machine wrote
+    assert quinn.memory(nobody) is None
+    s3.relay.stop()
+    try:   # still missing: not fetched again before the next sync (no network, no wait)
+        assert quinn.memory(nobody) is None and quinn.symptoms(nobody) is None
+        assert quinn.vault.sync_note() is None
+    finally:
+        s3.relay.start()
+
+
+def test_reading_a_sha_waits_for_the_background_apply_under_way(s3, tmp_path, monkeypatch):
+    """The background sync has pulled a lesson and is applying it (a lookup answers from
+    the tables as they are): a read of that very sha waits for the apply, not `None`."""
+    import threading
+
+    vault = uri("applying")
+    rae = engine_for(s3.machine(tmp_path / "rae", "rae"), monkeypatch, vault)
+    sam = engine_for(s3.machine(tmp_path / "sam", "sam", POIMEN_SYNC_INTERVAL_S="0.2"),
+                     monkeypatch, vault)
+    applying, release = threading.Event(), threading.Event()
+    embed = sam.vault._embed
+
+    def held(texts):                 # the background apply stops here until released
+        applying.set()
+        assert release.wait(120)
+        return embed(texts)
+
+    monkeypatch.setattr(sam.vault, "_embed", held)
+    lesson = rae.remember("L1", "applying_plugin_2 needs libssl3 in the runtime image.",
+                          without_evidence=True)
+    assert rae.vault.sync()["ok"]
+    assert applying.wait(120), "sam's background sync never applied rae's lesson"
+    shown: list = []
+    reader = threading.Thread(target=lambda: shown.append(sam.memory(lesson.sha)))
+    reader.start()
+    reader.join(1.0)
+    assert reader.is_alive(), f"answered while the apply was under way: {shown}"
+    release.set()
+    reader.join(120)
+    assert shown and shown[0] is not None and shown[0]["text"] == rae.memory(lesson.sha)["text"]
+    sam.vault.close()
+
+
+class HeldStore:
+    """A loopback endpoint that takes connections and answers nothing until released
+    (then cuts them): an object store that hangs."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.reached = threading.Event()
+        self.conns: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            self.reached.set()
+
+    def release(self) -> None:
+        import socket
+
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        for conn in self.conns:
+            conn.close()
+
+
+def test_the_lsp_warm_up_creates_no_team_vault_and_initialize_never_waits_on_the_store(
+        s3, tmp_path):
+    from stress.lspwire import Wire
+
+    def lsp(env: dict, vault: str, name: str) -> Wire:
+        wire = Wire([MEM, "lsp", "--log-level", "info"], tmp_path / f"{name}.err", env)
+        answer = wire.initialize({"vault": vault, "project": "team", "debounceMs": 0,
+                                  "answersDir": str(tmp_path / name)}, tmp_path)
+        assert "hoverProvider" in answer["result"]["capabilities"]
+        return wire
+
+    # a vault nobody created: the warm-up opens it without creating it
+    wire = lsp(s3.machine(tmp_path / "uma", "uma"), uri("lsp-none"), "none")
+    deadline = time.monotonic() + 300
+    while "warm-up skipped" not in (tmp_path / "none.err").read_text():
+        assert time.monotonic() < deadline and wire.proc.poll() is None
+        time.sleep(0.1)
+    assert "mem init" in (tmp_path / "none.err").read_text()
+    assert wire.close() == 0
+    assert s3.objects("lsp-none/") == {}
+
+    # a store that hangs: initialize is answered while the warm-up waits on the network
+    vault = uri("lsp-held")
+    writer = s3.machine(tmp_path / "vic", "vic")
+    (tmp_path / "v.log").write_text(failure("lsp", 1))
+    mem(writer, "--vault", vault, "init")
+    mem(writer, "--vault", vault, "ingest", str(tmp_path / "v.log"))
+    held = HeldStore()
+    env = s3.machine(tmp_path / "wes", "wes", AWS_ENDPOINT_URL=held.endpoint)
+    try:
+        wire = lsp(env, vault, "held")
+        assert held.reached.wait(300), "the warm-up never went to the store"
+        assert wire.proc.poll() is None
+    finally:
+        held.release()
+    uri_ = (tmp_path / "held.txt").as_uri()
+    wire.notify("poimen/diagnostics", {"uri": uri_, "diagnostics": [{
+        "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 9}},
+        "message": failure("lsp", 1), "severity": 1, "source": "python"}]})
+    assert "result" in wire.hover(uri_, 1, timeout=300)   # answered, the store gone
+    assert wire.close() == 0, (tmp_path / "held.err").read_text()[-2000:]

@@ -27,7 +27,7 @@ def _globals(
     ctx: typer.Context,
     vault: Optional[str] = typer.Option(
         None, "--vault", envvar="POIMEN_VAULT",
-        help="Vault folder or s3://bucket/prefix (default $XDG_DATA_HOME/poimen)."),
+        help="Vault folder, s3://bucket/prefix or az://container/prefix (default $XDG_DATA_HOME/poimen)."),
     project: Optional[str] = typer.Option(
         None, "--project", help="Project name (default: the git root's name)."),
     json_output: bool = typer.Option(False, "--json", help="Print stable JSON."),

@@ -7,12 +7,14 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .team.objects import is_remote
+
 
 def default_vault() -> Path | str:
-    """`POIMEN_VAULT` (a folder or an `s3://` URI), else `$XDG_DATA_HOME/poimen` (one
+    """`POIMEN_VAULT` (a folder, an `s3://` or `az://` URI), else `$XDG_DATA_HOME/poimen` (one
     vault for all projects)."""
     if os.environ.get("POIMEN_VAULT"):
-        if os.environ["POIMEN_VAULT"].startswith("s3://"):
+        if is_remote(os.environ["POIMEN_VAULT"]):
             return os.environ["POIMEN_VAULT"]
         return Path(os.environ["POIMEN_VAULT"]).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"

@@ -312,6 +312,8 @@ class Engine:
     def memory(self, sha: str) -> dict | None:
         store = self._fresh_store()
         row = store.memories([sha]).get(sha)
+        if row is None and self.vault.fetch_missing(sha):
+            row = store.memories([sha]).get(sha)
         if row is None:
             return None
         successor = store.successor(sha) if row.superseded_by else None
@@ -329,7 +331,10 @@ class Engine:
                  "tool": r.tool, "created": r.created} for r in rows]
 
     def symptoms(self, sha: str) -> dict | None:
-        return self._fresh_store().symptom_projection(sha)
+        store = self._fresh_store()
+        if not store.memories([sha]):
+            self.vault.fetch_missing(sha)
+        return store.symptom_projection(sha)
 
     def rebuild(self, progress=None) -> dict:
         applied = self.vault.rebuild(progress)

@@ -127,6 +127,11 @@ class Vault:
             self.store.refresh()
             return len(entries)
 
+    def fetch_missing(self, sha: str) -> bool:
+        """Bring in the record `sha` this vault lacks; a folder holds all it ever will
+        (a team vault syncs once: a teammate's record another machine served)."""
+        return False
+
     # -- writing ------------------------------------------------------------------
     def commit(self, records: Iterable[dict]) -> list[tuple[str, bool]]:
         """Append records and project them; returns (sha, newly appended) per record."""

@@ -11,7 +11,7 @@ from ._common import emit, engine
 def _team(ctx: typer.Context):
     vault = engine(ctx).vault
     if not hasattr(vault, "sync"):
-        raise VaultError("this vault is a folder; give --vault s3://bucket/prefix")
+        raise VaultError("this vault is a folder; give --vault s3://bucket/prefix or az://container/prefix")
     return vault
 
 

@@ -66,8 +66,9 @@ class Session:
         self.intake.delay = settings.debounce_ms / 1000
         self.intake.limit = settings.queue_limit
 
-    def engine(self):
-        """The engine for the current settings (call on the lane only)."""
+    def engine(self, create: bool = True):
+        """The engine for the current settings (call on the lane only); `create` false:
+        VaultError rather than a new vault."""
         key = self.settings.engine_key()
         if self._engine is None or key != self._engine_key:
             from poimen.config import Settings as EngineSettings
@@ -80,7 +81,8 @@ class Session:
                 engine_settings.generator = {"backend": self.settings.generator,
                                              "url": self.settings.generator_url,
                                              "model": self.settings.generator_model}
-            self._engine = Engine(self.settings.vault, self.settings.project, engine_settings)
+            self._engine = Engine(self.settings.vault, self.settings.project, engine_settings,
+                                  create=create)
             self._engine_key = key
         return self._engine
 
@@ -104,19 +106,15 @@ class Session:
 
     def warm(self) -> None:
         """Load what the first answer needs (the engine over an existing vault, the
-        embedding model) on the engine's thread, before the first request waits for it."""
+        embedding model) on the engine's thread, before the first request waits for it;
+        a team vault's sync at open runs there too, never in `initialize`."""
         self.lane.submit(self._warm)
 
     def _warm(self) -> None:
-        from poimen.config import default_vault
+        from poimen.lookup import warm
 
         try:
-            vault = Path(self.settings.vault).expanduser() if self.settings.vault \
-                else default_vault()
-            if (vault / "log").is_dir():   # never create a vault nobody asked for
-                from poimen.lookup import warm
-
-                warm(self.engine())
+            warm(self.engine(create=False))   # never create a vault nobody asked for
         except Exception as exc:  # noqa: BLE001 - the first real call reports it
             log.info("warm-up skipped: %s", exc)
 

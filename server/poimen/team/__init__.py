@@ -1,7 +1,8 @@
-"""A vault shared by a team on S3-compatible object storage (see docs/TEAM.md).
+"""A vault shared by a team on S3-compatible object storage or Azure Blob Storage
+(see docs/TEAM.md).
 
 `open_vault(location, …)` gives a folder `Vault` for a path and a `TeamVault` for an
-`s3://bucket/prefix` URI; the engine calls nothing else here.
+`s3://bucket/prefix` or `az://container/prefix` URI; the engine calls nothing else here.
 """
 
 from __future__ import annotations

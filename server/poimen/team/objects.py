@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-SCHEMES = ("s3://",)
+SCHEMES = ("s3://", "az://")
 MARKER = "poimen.json"
 SEQ_DIGITS = 12
 
@@ -28,21 +28,24 @@ def is_remote(location) -> bool:
 
 @dataclass(frozen=True)
 class Location:
-    bucket: str
+    bucket: str   # an S3 bucket or an Azure container
     prefix: str   # no leading or trailing slash; may be empty
+    scheme: str = "s3://"
 
     @classmethod
     def parse(cls, uri: str) -> "Location":
-        bucket, _, prefix = uri[len("s3://"):].partition("/")
-        if not uri.startswith("s3://") or not bucket or any(c in bucket for c in "@:?#"):
+        scheme = next((s for s in SCHEMES if uri.startswith(s)), "")
+        bucket, _, prefix = uri[len(scheme):].partition("/")
+        if not scheme or not bucket or any(c in bucket for c in "@:?#"):
             # not echoed: a mistyped URI may carry a key
-            raise TeamStoreError("a team vault is s3://bucket/prefix (credentials come "
-                                 "from the AWS_* variables and config files, never the URI)")
-        return cls(bucket, prefix.strip("/"))
+            raise TeamStoreError("a team vault is s3://bucket/prefix or az://container/prefix "
+                                 "(credentials come from the environment, never the URI)")
+        return cls(bucket, prefix.strip("/"), scheme)
 
     @property
     def uri(self) -> str:
-        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+        base = f"{self.scheme}{self.bucket}"
+        return f"{base}/{self.prefix}" if self.prefix else base
 
     def key(self, *parts: str) -> str:
         return "/".join(([self.prefix] if self.prefix else []) + list(parts))
@@ -65,21 +68,72 @@ def _status(exc: Exception) -> int | None:
     return None
 
 
-class ObjectStore:
-    """The few object operations a team vault needs: list, get, create-only put."""
+def timeout_s() -> float:
+    """Seconds to connect (twice that to read) to the store: POIMEN_S3_TIMEOUT_S."""
+    raw = os.environ.get("POIMEN_S3_TIMEOUT_S", "5")
+    try:
+        timeout = float(raw)
+    except ValueError:
+        timeout = 0.0
+    if not 0 < timeout <= 600:
+        raise TeamStoreError(f"POIMEN_S3_TIMEOUT_S must be 0-600 seconds, not {raw!r}")
+    return timeout
+
+
+def open_store(uri: str):
+    """The store for a team vault's URI: Azure Blob for az://, else S3."""
+    if uri.startswith("az://"):
+        from .azure import AzureStore
+
+        return AzureStore(uri)
+    return ObjectStore(uri)
+
+
+class Layout:
+    """The vault's layout on any store with list, get and create-only put."""
+
+    location: Location
+
+    @property
+    def uri(self) -> str:
+        return self.location.uri
+
+    def chunk_key(self, writer: str, seq: int) -> str:
+        return self.location.key("log", writer, f"{seq:0{SEQ_DIGITS}d}.jsonl")
+
+    def writers(self) -> list[str]:
+        base = self.location.key("log") + "/"
+        _, prefixes = self.list(base, delimiter="/")
+        return sorted(p[len(base):].rstrip("/") for p in prefixes)
+
+    def chunks(self, writer: str, after: int = -1) -> list[int]:
+        """Sequence numbers of `writer`'s chunks past `after`, in order."""
+        base = self.location.key("log", writer) + "/"
+        start = self.chunk_key(writer, after) if after >= 0 else ""
+        keys, _ = self.list(base, after=start)
+        seqs = []
+        for key in keys:
+            name = key[len(base):]
+            if name.endswith(".jsonl") and name[:-6].isdigit():
+                seqs.append(int(name[:-6]))
+        return sorted(seqs)
+
+    def has_marker(self) -> bool:
+        return self.get(self.location.key(MARKER)) is not None
+
+    def create_marker(self, body: bytes) -> None:
+        self.put_new(self.location.key(MARKER), body)
+
+
+class ObjectStore(Layout):
+    """The few object operations a team vault needs on S3: list, get, create-only put."""
 
     def __init__(self, uri: str):
         import boto3
         from botocore.config import Config
 
         self.location = Location.parse(uri)
-        raw = os.environ.get("POIMEN_S3_TIMEOUT_S", "5")
-        try:
-            timeout = float(raw)
-        except ValueError:
-            timeout = 0.0
-        if not 0 < timeout <= 600:
-            raise TeamStoreError(f"POIMEN_S3_TIMEOUT_S must be 0-600 seconds, not {raw!r}")
+        timeout = timeout_s()
         config = Config(connect_timeout=timeout, read_timeout=timeout * 2,
                         retries={"max_attempts": 2, "mode": "standard"})
         try:
@@ -87,10 +141,6 @@ class ObjectStore:
         except Exception as exc:  # noqa: BLE001 - a bad profile or region, named by kind
             raise TeamStoreError(f"cannot make an S3 client for {self.location.uri} "
                                  f"({_kind(exc)})") from None
-
-    @property
-    def uri(self) -> str:
-        return self.location.uri
 
     @property
     def endpoint(self) -> str:
@@ -139,30 +189,3 @@ class ObjectStore:
             if not page.get("IsTruncated"):
                 return keys, prefixes
             token = page["NextContinuationToken"]
-
-    # -- the vault's layout -------------------------------------------------------------
-    def chunk_key(self, writer: str, seq: int) -> str:
-        return self.location.key("log", writer, f"{seq:0{SEQ_DIGITS}d}.jsonl")
-
-    def writers(self) -> list[str]:
-        base = self.location.key("log") + "/"
-        _, prefixes = self.list(base, delimiter="/")
-        return sorted(p[len(base):].rstrip("/") for p in prefixes)
-
-    def chunks(self, writer: str, after: int = -1) -> list[int]:
-        """Sequence numbers of `writer`'s chunks past `after`, in order."""
-        base = self.location.key("log", writer) + "/"
-        start = self.chunk_key(writer, after) if after >= 0 else ""
-        keys, _ = self.list(base, after=start)
-        seqs = []
-        for key in keys:
-            name = key[len(base):]
-            if name.endswith(".jsonl") and name[:-6].isdigit():
-                seqs.append(int(name[:-6]))
-        return sorted(seqs)
-
-    def has_marker(self) -> bool:
-        return self.get(self.location.key(MARKER)) is not None
-
-    def create_marker(self, body: bytes) -> None:
-        self.put_new(self.location.key(MARKER), body)

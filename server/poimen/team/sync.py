@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..canonical import canonical, record_sha
 from ..log import FILE_MODE, Log, append_durably
-from .objects import ObjectStore, TeamStoreError
+from .objects import Layout, TeamStoreError
 
 PULLED = "pulled."                 # local segments holding other writers' records
 CHUNK_BYTES = 4 * 1024 * 1024       # a chunk's size before the next one starts
@@ -94,7 +94,7 @@ def _split(data: bytes) -> list[bytes]:
     return chunks
 
 
-def push(log: Log, store: ObjectStore, state_path: Path, lock_path: Path,
+def push(log: Log, store: Layout, state_path: Path, lock_path: Path,
          pull_path: Path) -> int:
     """Push this machine's unpushed records; returns the chunks created. A chunk we
     created right after the last one pulled from its writer counts as pulled (this copy
@@ -149,7 +149,7 @@ def parse_chunk(data: bytes, key: str) -> list[tuple[str, bytes]]:
     return out
 
 
-def fetch(store: ObjectStore, watermarks: dict[str, int]
+def fetch(store: Layout, watermarks: dict[str, int]
           ) -> tuple[dict[str, list[tuple[int, bytes]]], list[str]]:
     """New chunks per writer (in order), and problems met (bad names, corrupt chunks)."""
     found, problems = {}, []
@@ -167,7 +167,7 @@ def fetch(store: ObjectStore, watermarks: dict[str, int]
     return found, problems
 
 
-def pull(log: Log, store: ObjectStore, state_path: Path) -> tuple[int, list[str]]:
+def pull(log: Log, store: Layout, state_path: Path) -> tuple[int, list[str]]:
     """Bring other writers' new records into the local log; (records added, problems)."""
     found, problems = fetch(store, read_json(state_path).get("writers", {}))
     added = 0

@@ -27,12 +27,13 @@ from pathlib import Path
 from ..canonical import canonical
 from ..log import append_durably, default_writer
 from ..vault import Vault, VaultError
-from .objects import ObjectStore, TeamStoreError
+from .objects import Layout, TeamStoreError, open_store
 from .sync import PULLED, fetch, parse_chunk, pull, push, read_json, unpushed, write_json
 
 FORMAT = {"format": "poimen-team-vault", "version": 1,
           "log": "log/<writer>/<seq>.jsonl, create-only chunks of canonical log lines"}
 EXIT_PUSH_TIMEOUT_S = 60.0
+SHA = re.compile(r"[0-9a-f]{64}")
 log = logging.getLogger("poimen.team")
 
 
@@ -43,7 +44,7 @@ def state_dir() -> Path:
     return Path(cache) / "poimen"
 
 
-def local_copy(store: ObjectStore) -> Path:
+def local_copy(store: Layout) -> Path:
     loc = store.location
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{loc.bucket}-{loc.prefix}".rstrip("-"))[:60]
     digest = hashlib.sha256(f"{loc.uri}\n{store.endpoint}".encode()).hexdigest()[:12]
@@ -67,7 +68,7 @@ class TeamVault(Vault):
     def __init__(self, uri: str, embed, model_id: str = "", reproject=None,
                  create: bool = True):
         try:
-            self.remote = ObjectStore(uri)
+            self.remote = open_store(uri)
         except TeamStoreError as exc:
             raise VaultError(str(exc)) from None
         self.uri = self.remote.uri
@@ -76,6 +77,7 @@ class TeamVault(Vault):
         self._stop = threading.Event()
         self._applying = threading.Event()   # the background thread is applying a pull
         self._thread: threading.Thread | None = None
+        self._missing: set[str] = set()   # shas read, not found even after a sync
         super().__init__(local_copy(self.remote), embed, model_id, reproject, create=True)
         self.opened = self.sync(create=create)   # what the sync at open did
         self.interval = sync_interval()
@@ -102,9 +104,25 @@ class TeamVault(Vault):
             except TeamStoreError as exc:
                 result.update(ok=False, error=str(exc))
             write_json(self._file("sync.json"), result)
+            self._missing.clear()
         if apply:
             self.catch_up()
         return result
+
+    def fetch_missing(self, sha: str) -> bool:
+        """A read of a sha this copy lacks (another machine served a teammate's record
+        not pulled here yet): one sync, then wait for what it pulled (or the background
+        thread is applying) to be applied. A sha still missing is not fetched again
+        until the next sync."""
+        if not SHA.fullmatch(sha) or sha in self._missing:
+            return False
+        if not self.log.contains(sha):
+            self.sync(apply=False)
+        Vault.catch_up(self)   # under the log lock: waits for an apply under way
+        if self.log.contains(sha):
+            return True
+        self._missing.add(sha)
+        return False
 
     def _push(self) -> int:
         return push(self.log, self.remote, self._file("push.json"), self._file(".push.lock"),
