@@ -1,0 +1,83 @@
+"""Rules for ecosystems the corpus showed without one, row by row on synthetic lines:
+each row is (rule, a paste, the same failure on another machine, another failure of that
+tool). The two pastes of one failure share a strong signature; the other failure does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from poimen.signatures import extract
+
+ROWS = [
+    ("ruby-exception",
+     "/home/ann/app/vendor/bundle/ruby/3.1.0/gems/activesupport-7.0.8/lib/active_support/"
+     "logger.rb:12:in `<module:Foo>': uninitialized constant ActiveSupport::Foo::Logger (NameError)",
+     "C:/Ruby32/lib/ruby/gems/3.2.0/gems/activesupport-7.0.4/lib/active_support/logger.rb:9:in "
+     "`<top (required)>': uninitialized constant ActiveSupport::Foo::Logger (NameError)",
+     "app/models/user.rb:3:in `<class:User>': undefined method `has_many' for User:Class "
+     "(NoMethodError)"),
+    ("rspec-failure",
+     "  1) User saves\n     Failure/Error: User.create!(name: 'x')\n\n"
+     "     ActiveRecord::StatementInvalid:\n       PG::UndefinedTable: ERROR:  relation "
+     "\"users\" does not exist\n",
+     "  3) Signup works\n     Failure/Error: post :create, params: {}\n\n"
+     "     ActiveRecord::StatementInvalid:\n       PG::UndefinedTable: ERROR:  relation "
+     "\"users\" does not exist\n",
+     "  1) User saves\n     Failure/Error: User.create!(name: 'x')\n\n"
+     "     ActiveRecord::RecordInvalid:\n       Validation failed: Email has already been taken\n"),
+    ("ruby-claide-exception",
+     "LoadError - dlopen(/Library/Ruby/Gems/2.6.0/gems/ffi-1.13.1/lib/ffi_c.bundle, 0x0009): "
+     "missing compatible arch",
+     "LoadError - dlopen(/Users/bo/.gem/ruby/2.6.0/gems/ffi-1.15.0/lib/ffi_c.bundle, 0x0009): "
+     "missing compatible arch",
+     "NoMethodError - undefined method `each' for nil:NilClass"),
+    ("rails-error",
+     "ActiveRecord::PendingMigrationError: Migrations are pending. To resolve this issue, run: "
+     "bin/rails db:migrate RAILS_ENV=development",
+     "web_1  | ActiveRecord::PendingMigrationError: Migrations are pending. To resolve this "
+     "issue, run: bin/rails db:migrate RAILS_ENV=development",
+     "ActiveRecord::ConnectionNotEstablished: No connection pool for 'ActiveRecord::Base' found."),
+    ("ruby-exception-tail",
+     "$ bundle exec rails s\n`Error loading the 'sqlite3' Active Record adapter. Missing a gem it "
+     "depends on? (LoadError)",
+     "rails db:migrate\nError loading the 'sqlite3' Active Record adapter. Missing a gem it "
+     "depends on? (LoadError)`.",
+     "rails db:migrate\nError loading the 'pg' Active Record adapter. Missing a gem it "
+     "depends on? (LoadError)"),
+    ("cocoapods-error",
+     "[!] CocoaPods could not find compatible versions for pod \"Firebase/Core\":\n"
+     "  In Podfile:\n    Firebase/Core (~> 6.0)",
+     "Analyzing dependencies\n[!] CocoaPods could not find compatible versions for pod "
+     "\"Firebase/Core\":\n  In Podfile:\n    Firebase/Core (~> 7.1)",
+     "[!] Unable to find a specification for `FooKit`"),
+    ("vagrantfile-load",
+     "Vagrant failed to initialize at a very early stage:\n\nThere was an error loading a "
+     "Vagrantfile. The file being loaded\nand the error message are shown below.\n\n"
+     "Path: /home/ann/proj/Vagrantfile\nLine number: 62\n"
+     "Message: NoMethodError: undefined method `exists?' for class File",
+     "There was an error loading a Vagrantfile. The file being loaded\nand the error message "
+     "are shown below.\n\nPath: /Users/bo/vm/Vagrantfile\nLine number: 7\n"
+     "Message: NoMethodError: undefined method `exists?' for class File",
+     "There was an error loading a Vagrantfile.\n\nPath: /home/ann/proj/Vagrantfile\n"
+     "Line number: 3\nMessage: NameError: uninitialized constant VagrantPlugins"),
+]
+
+
+def _root(text: str):
+    sigs = extract(text)
+    assert sigs, text
+    return sigs[0]
+
+
+@pytest.mark.parametrize("rule,a,b,other", ROWS, ids=[r[0] for r in ROWS])
+def test_rule_reads_one_failure_alike_on_two_machines(rule, a, b, other):
+    first, second = _root(a), _root(b)
+    assert (first.rule, second.rule) == (rule, rule)
+    assert not first.loose and first.sig_sha == second.sig_sha, (first.text, second.text)
+
+
+@pytest.mark.parametrize("rule,a,b,other", ROWS, ids=[r[0] for r in ROWS])
+def test_rule_keeps_another_failure_of_the_tool_apart(rule, a, b, other):
+    first, third = _root(a), _root(other)
+    assert not third.loose
+    assert first.sig_sha != third.sig_sha and first.message != third.message, third.text
