@@ -60,6 +60,49 @@ ROWS = [
      "Message: NoMethodError: undefined method `exists?' for class File",
      "There was an error loading a Vagrantfile.\n\nPath: /home/ann/proj/Vagrantfile\n"
      "Line number: 3\nMessage: NameError: uninitialized constant VagrantPlugins"),
+    ("dotnet-framework-missing",
+     "It was not possible to find any compatible framework version\nThe framework "
+     "'Microsoft.AspNetCore.App', version '3.0.0' was not found.",
+     "The framework 'Microsoft.AspNetCore.App', version '3.1.0' (x64) was not found.",
+     "The framework 'Microsoft.NETCore.App', version '6.0.0' (arm64) was not found."),
+    ("dotnet-command-not-found",
+     "Could not execute because the specified command or file was not found.\nPossible reasons "
+     "for this include:\n  * You misspelled a built-in dotnet command.\n  * You intended to "
+     "execute a .NET Core program, but dotnet-ef does not exist.",
+     "Could not execute because the specified command or file was not found.\nPossible reasons "
+     "for this include:\n  * You misspelled a built-in dotnet command.\n  * You intended to "
+     "execute a .NET program, but dotnet-ef does not exist.",
+     "Could not execute because the specified command or file was not found.\n  * You intended "
+     "to execute a .NET program, but dotnet-format does not exist."),
+    ("dotnet-icu-missing",
+     "Process terminated. Couldn't find a valid ICU package installed on the system. Please "
+     "install libicu using your package manager and try again.",
+     "FailFast:\nCouldn't find a valid ICU package installed on the system. Set the "
+     "configuration flag System.Globalization.Invariant to true.",
+     "A fatal error occurred. The required library libhostfxr.so could not be found.\n"
+     "Error\tNETSDK1004\tAssets file 'obj/project.assets.json' not found.\tApp"),
+    ("dotnet-error-list",
+     "Error\tNETSDK1045\tThe current .NET SDK does not support targeting .NET 6.0.\twasm\t"
+     "C:\\Program Files\\dotnet\\sdk\\5.0.302\\Sdks\\x.targets\t141\t",
+     "Severity\tCode\tDescription\tProject\nError\tNETSDK1045\tThe current .NET SDK does not "
+     "support targeting .NET 6.0.\tApi\tD:\\sdk\\5.0.400\\x.targets\t141",
+     "Error\tCS0246\tThe type or namespace name 'Foo' could not be found\tApi\tProgram.cs\t3"),
+    ("efcore-design-time",
+     "Unable to create an object of type 'ApplicationDbContext'. For the different patterns "
+     "supported at design time, see https://go.microsoft.com/fwlink/?linkid=851728",
+     "Unable to create an object of type 'ShopContext'. For the different patterns supported "
+     "at design time, see https://go.microsoft.com/fwlink/?linkid=851728",
+     "Your startup project 'Web' doesn't reference Microsoft.EntityFrameworkCore.Design."),
+    ("efcore-design-package",
+     "Build succeeded.\nYour startup project 'Pizza.Server' doesn't reference "
+     "Microsoft.EntityFrameworkCore.Design. This package is required for the tools.",
+     "Your startup project 'WebApi' doesn't reference Microsoft.EntityFrameworkCore.Design.",
+     "No database provider has been configured for this DbContext."),
+    ("efcore-model",
+     "The entity type 'Order' requires a primary key to be defined.",
+     "The entity type 'Invoice' requires a primary key to be defined. If you intended to use "
+     "a keyless entity type, call 'HasNoKey'.",
+     "More than one DbContext was found. Specify which one to use."),
 ]
 
 
