@@ -103,6 +103,56 @@ ROWS = [
      "The entity type 'Invoice' requires a primary key to be defined. If you intended to use "
      "a keyless entity type, call 'HasNoKey'.",
      "More than one DbContext was found. Specify which one to use."),
+    ("python-qualified-exception",
+     "django.core.exceptions.ImproperlyConfigured: SQLite 3.8.3 or later is required "
+     "(found 3.7.17).",
+     "  web_1 | django.core.exceptions.ImproperlyConfigured: SQLite 3.8.3 or later is required "
+     "(found 3.7.3).",
+     "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty."),
+    ("mysql-driver-code",
+     "Error: ER_ACCESS_DENIED_ERROR: Access denied for user 'app'@'172.18.0.3' (using password: YES)",
+     "connection error! ER_ACCESS_DENIED_ERROR: Access denied for user 'shop'@'localhost' "
+     "(using password: YES)",
+     "Error: ER_NOT_SUPPORTED_AUTH_MODE: Client does not support authentication protocol "
+     "requested by server; consider upgrading MySQL client"),
+    ("mongodb-driver",
+     "(node:12200) UnhandledPromiseRejectionWarning: MongoParseError: options usecreateindex "
+     "are not supported",
+     "connection error: MongoParseError: options usecreateindex are not supported",
+     "MongoServerSelectionError: connect ECONNREFUSED 127.0.0.1:27017"),
+    ("php-fatal",
+     "PHP Fatal error:  Uncaught Error: Call to undefined function mysql_connect() in "
+     "/var/www/html/index.php:3",
+     "[01-Jan-2024 10:00:00 UTC] PHP Fatal error:  Uncaught Error: Call to undefined function "
+     "mysql_connect() in /home/bo/site/db.php:41",
+     "Fatal error: Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 "
+     "bytes) in /var/www/vendor/autoload.php on line 12"),
+    ("composer-unresolvable",
+     "Your requirements could not be resolved to an installable set of packages.\n\n"
+     "  Problem 1\n    - Root composer.json requires php ^8.1 but your php version (8.0.2) "
+     "does not satisfy that requirement.",
+     "Your requirements could not be resolved to an installable set of packages.\n"
+     "  Problem 1\n    - Root composer.json requires php ^8.1 but your php version (8.0.30) "
+     "does not satisfy that requirement.",
+     "Your requirements could not be resolved to an installable set of packages.\n"
+     "  Problem 1\n    - laravel/framework[v10.0.0] require ext-mbstring * -> it is missing "
+     "from your system."),
+    ("apache-syntax",
+     "apache2[29815]: AH00526: Syntax error on line 15 of /etc/apache2/sites-enabled/a.conf:\n"
+     "apache2[29815]: Invalid command 'RewriteEngine', perhaps misspelled or defined by a module "
+     "not included in the server configuration",
+     "AH00526: Syntax error on line 3 of /usr/local/apache2/conf/httpd.conf:\nInvalid command "
+     "'RewriteEngine', perhaps misspelled or defined by a module not included in the server "
+     "configuration",
+     "AH00526: Syntax error on line 9 of /etc/httpd/conf.d/ssl.conf:\nSSLCertificateFile: file "
+     "'/etc/ssl/a.crt' does not exist or is empty"),
+    ("apache-error-log",
+     "[Wed Apr 06 16:52:22.061673 2016] [core:alert] [pid 14506] [client 10.1.2.3:37465] "
+     "/var/www/html/.htaccess: Invalid command 'RewriteEngine', perhaps misspelled",
+     "[Mon Jan 01 09:00:00.000001 2024] [core:alert] [pid 7:tid 1401] [client 192.168.1.9:5123] "
+     "/srv/site/public/.htaccess: Invalid command 'RewriteEngine', perhaps misspelled",
+     "[Mon Jan 01 09:00:00.000001 2024] [core:alert] [pid 7] [client 192.168.1.9:5123] "
+     "/srv/site/.htaccess: Invalid command 'Header', perhaps misspelled"),
 ]
 
 
