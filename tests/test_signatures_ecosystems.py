@@ -153,6 +153,88 @@ ROWS = [
      "/srv/site/public/.htaccess: Invalid command 'RewriteEngine', perhaps misspelled",
      "[Mon Jan 01 09:00:00.000001 2024] [core:alert] [pid 7] [client 192.168.1.9:5123] "
      "/srv/site/.htaccess: Invalid command 'Header', perhaps misspelled"),
+    ("ssh-negotiate",
+     "Unable to negotiate with 10.0.0.7 port 22: no matching host key type found. Their offer: "
+     "ssh-rsa,ssh-dss",
+     "Unable to negotiate with 192.168.1.20 port 2222: no matching host key type found. Their "
+     "offer: ssh-rsa",
+     "Unable to negotiate with 10.0.0.7 port 22: no matching key exchange method found."),
+    ("ssh-connect",
+     "ssh: connect to host git.example.com port 22: Connection refused",
+     "ssh: connect to host 10.1.1.4 port 2222: Connection refused",
+     "ssh: connect to host git.example.com port 22: Connection timed out"),
+    ("ssh-resolve",
+     "ssh: Could not resolve hostname build-01: Name or service not known",
+     "ssh: Could not resolve hostname db.internal: Name or service not known",
+     "ssh: Could not resolve hostname db.internal: Temporary failure in name resolution"),
+    ("ssh-host-key",
+     "Host key verification failed.",
+     "Cloning into 'x'...\nHost key verification failed.\nfatal: Could not read from remote",
+     "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @"),
+    ("ssh-key-file",
+     "Bad owner or permissions on /home/ann/.ssh/config",
+     "$ git fetch\nBad owner or permissions on /Users/bo/.ssh/config\nfatal: Could not read",
+     "@         WARNING: UNPROTECTED PRIVATE KEY FILE!          @"),
+    ("systemd-not-booted",
+     "System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+     "Failed to connect to bus: Host is down",
+     "$ sudo systemctl start docker\nSystem has not been booted with systemd as init system "
+     "(PID 1). Can't operate.",
+     "Failed to connect to bus: No such file or directory"),
+    ("systemd-bus",
+     "Failed to connect to bus: No such file or directory",
+     "$ systemctl --user status\nFailed to connect to bus: No such file or directory",
+     "Failed to connect to bus: Permission denied"),
+    ("systemd-unit-not-found",
+     "Failed to start docker.service: Unit docker.service not found.",
+     "Failed to restart docker.service: Unit docker.service not found.",
+     "Failed to start nginx.service: Unit nginx.service not found."),
+    ("ansible-task",
+     "fatal: [web01]: FAILED! => {\"changed\": false, \"msg\": \"No package matching 'htop' "
+     "is available\"}",
+     "fatal: [10.0.3.12]: FAILED! => {\"changed\": false, \"msg\": \"No package matching "
+     "'htop' is available\"}",
+     "fatal: [web01]: FAILED! => {\"changed\": false, \"msg\": \"Destination /etc/app not "
+     "writable\"}"),
+    ("gcloud-error",
+     "ERROR: (gcloud.container.clusters.get-credentials) ResponseError: code=404, message=Not "
+     "found: projects/acme-prod/zones/us-central1-a/clusters/main.",
+     "ERROR: (gcloud.container.clusters.get-credentials) ResponseError: code=404, message=Not "
+     "found: projects/side-proj/zones/europe-west1-b/clusters/dev.",
+     "ERROR: (gcloud.container.clusters.get-credentials) ResponseError: code=403, message="
+     "Required \"container.clusters.get\" permission(s) for \"projects/acme-prod/zones/x\"."),
+    ("gcp-permission",
+     "denied: Permission \"artifactregistry.repositories.uploadArtifacts\" denied on resource "
+     "\"projects/acme/locations/us-central1/repositories/web\" (or it may not exist)",
+     "Permission \"artifactregistry.repositories.uploadArtifacts\" denied on resource "
+     "\"projects/other/locations/europe-west1/repositories/docker\" (or it may not exist)",
+     "Permission \"artifactregistry.repositories.downloadArtifacts\" denied on resource "
+     "\"projects/acme/locations/us-central1/repositories/web\" (or it may not exist)"),
+    ("klog",
+     "Apr 05 05:33:40 master kubelet[4759]: F0405 05:33:40.511159    4759 server.go:274] "
+     "failed to run Kubelet: misconfiguration: kubelet cgroup driver: \"cgroupfs\" is "
+     "different from docker cgroup driver: \"systemd\"",
+     "Jan 03 01:49:48 node-2 kubelet[30646]: F0103 01:49:48.100000   30646 server.go:266] "
+     "failed to run Kubelet: misconfiguration: kubelet cgroup driver: \"cgroupfs\" is "
+     "different from docker cgroup driver: \"systemd\"",
+     "Jan 03 01:49:48 node-2 kubelet[30646]: E0103 01:49:48.100000   30646 run.go:74] "
+     "\"command failed\" err=\"failed to load kubelet config file\""),
+    ("compose-external-network",
+     "network global declared as external, but could not be found",
+     "# docker compose up -d\nnetwork proxy_default declared as external, but could not be found",
+     "ERROR: The Compose file './docker-compose.yml' is invalid because:\nUnsupported config "
+     "option for services.web: 'volume'"),
+    ("docker-unknown-command",
+     "docker compose up\ndocker: 'compose' is not a docker command.\nSee 'docker --help'",
+     "$ sudo docker compose version\ndocker: 'compose' is not a docker command.",
+     "docker: 'buildx' is not a docker command."),
+    ("compose-invalid-file",
+     "ERROR: The Compose file './docker-compose.yml' is invalid because:\nUnsupported config "
+     "option for services.web: 'volume'",
+     "The Compose file '/srv/app/docker-compose.yml' is invalid because:\nUnsupported config "
+     "option for services.web: 'volume'",
+     "ERROR: The Compose file './docker-compose.yml' is invalid because:\nservices.db.ports "
+     "contains an invalid type, it should be an array"),
 ]
 
 
