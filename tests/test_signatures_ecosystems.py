@@ -235,6 +235,47 @@ ROWS = [
      "option for services.web: 'volume'",
      "ERROR: The Compose file './docker-compose.yml' is invalid because:\nservices.db.ports "
      "contains an invalid type, it should be an array"),
+    ("sanitizer-report",
+     "==12345==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010 at pc "
+     "0x4c8b2d bp 0x7ffd sp 0x7ffd\nREAD of size 4 at 0x602000000010 thread T0\n"
+     "    #0 0x4c8b2d in main /home/ann/src/test.c:7:12\n"
+     "    #1 0x7f1 in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x21b96)\n\n"
+     "SUMMARY: AddressSanitizer: heap-use-after-free /home/ann/src/test.c:7:12 in main",
+     "==881==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020000000f0 at pc "
+     "0x55d1 bp 0x7fff sp 0x7fff\nREAD of size 4 at 0x6020000000f0 thread T0\n"
+     "    #0 0x55d1 in main /builds/ci/src/test.c:8:12\n"
+     "    #1 0x7f9 in __libc_start_main (/usr/lib/libc.so.6+0x2d0)\n",
+     "==12345==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014 at pc "
+     "0x4c8b2d bp 0x7ffd sp 0x7ffd\nWRITE of size 4 at 0x602000000014 thread T0\n"
+     "    #0 0x4c8b2d in main /home/ann/src/test.c:7:12\n"),
+    ("sanitizer-runtime",
+     "==17587==ASan runtime does not come first in initial library list; you should either "
+     "link runtime to your application or manually preload it with LD_PRELOAD.",
+     "==24101==ASan runtime does not come first in initial library list; you should either "
+     "link runtime to your application or manually preload it with LD_PRELOAD.==24101==ASan",
+     "==5==AddressSanitizer: failed to intercept 'malloc'"),
+    ("ubsan-runtime-error",
+     "src/add.c:4:14: runtime error: signed integer overflow: 2147483647 + 1 cannot be "
+     "represented in type 'int'",
+     "/home/ci/proj/src/add.c:4:14: runtime error: signed integer overflow: 2147483647 + 1 "
+     "cannot be represented in type 'int'",
+     "src/shift.c:9:3: runtime error: shift exponent 32 is too large for 32-bit type 'int'"),
+    ("valgrind-error",
+     "==32421== Invalid read of size 4\n==32421==    at 0x108671: main (test.c:7)\n"
+     "==32421==  Address 0x522d040 is 0 bytes inside a block of size 4 free'd",
+     "==77== Invalid read of size 4\n==77==    at 0x4005F1: main (test.c:9)\n"
+     "==77==  Address 0x51f1040 is 0 bytes inside a block of size 4 free'd",
+     "==32421== Invalid write of size 4\n==32421==    at 0x108671: main (test.c:7)\n"),
+    ("valgrind-startup",
+     "valgrind:  Fatal error at startup: a function redirection\nvalgrind:  which is mandatory "
+     "for this platform-tool combination\nvalgrind:  whose name matches the pattern:      "
+     "strlen\nvalgrind:  in an object with soname matching:   ld-linux-x86-64.so.2",
+     "==100330== Memcheck, a memory error detector\nvalgrind:  Fatal error at startup: a "
+     "function redirection\nvalgrind:  whose name matches the pattern:      strlen\n"
+     "valgrind:  in an object with soname matching:   ld-linux-x86-64.so.2",
+     "valgrind:  Fatal error at startup: a function redirection\nvalgrind:  whose name "
+     "matches the pattern:      index\nvalgrind:  in an object with soname matching:   "
+     "ld-linux.so.3"),
 ]
 
 
