@@ -276,6 +276,52 @@ ROWS = [
      "valgrind:  Fatal error at startup: a function redirection\nvalgrind:  whose name "
      "matches the pattern:      index\nvalgrind:  in an object with soname matching:   "
      "ld-linux.so.3"),
+    ("jest-test-failed",
+     "  ● Calculator › adds two numbers\n\n    expect(received).toBe(expected) // Object.is "
+     "equality\n\n    Expected: 3\n    Received: 4",
+     "FAIL src/calc.test.js\n  ● Calculator › adds two numbers\n\n    expect(received).toBe("
+     "expected) // Object.is equality\n\n    Expected: 3\n    Received: 5",
+     "  ● Calculator › adds two numbers\n\n    TypeError: add is not a function"),
+    ("jest-resolve",
+     "    Cannot find module '@app/constants' from 'src/actions/index.ts'\n\n      at "
+     "Resolver.resolveModule (node_modules/jest-resolve/build/index.js:151:17)",
+     "Cannot find module '@app/constants' from 'index.ts'",
+     "Cannot find module 'react-native-config' from 'src/env.ts'"),
+    ("esbuild-platform",
+     "You installed esbuild for another platform than the one you're currently using.\nThis "
+     "won't work because esbuild is written with native code.",
+     "Error:\nYou installed esbuild for another platform than the one you're currently using.",
+     "Error: Host version \"0.14.2\" does not match binary version \"0.15.5\""),
+    ("yarn-engine",
+     "error music-pwa@1.0.0: The engine \"node\" is incompatible with this module. Expected "
+     "version \"11.12.x\". Got \"15.4.0\"\nerror Found incompatible module.",
+     "error shop-web@2.3.1: The engine \"node\" is incompatible with this module. Expected "
+     "version \">=18\". Got \"16.20.0\"",
+     "error shop-web@2.3.1: The engine \"yarn\" is incompatible with this module. Expected "
+     "version \"^3\". Got \"1.22.19\""),
+    ("react-native-invariant",
+     " ERROR  Invariant Violation: requireNativeComponent: \"RNSScreen\" was not found in the "
+     "UIManager.\n\nThis error is located at:",
+     "Invariant Violation: requireNativeComponent: \"RNSScreen\" was not found in the UIManager.",
+     "Invariant Violation: \"main\" has not been registered."),
+    ("metro-unresolved-module",
+     "error: Error: Unable to resolve module ./Foo from /home/ann/app/App.js:",
+     "Unable to resolve module ./Foo from C:\\app\\src\\App.js: Foo could not be found",
+     "error: Error: Unable to resolve module react-native-svg from /home/ann/app/App.js:"),
+    ("android-aapt",
+     "C:\\Users\\x\\.gradle\\caches\\core-1.7.0\\res\\values\\values.xml:105:5-114:25: AAPT: "
+     "error: resource android:attr/lStar not found.",
+     "/home/ci/.gradle/caches/core-1.7.0/res/values/values.xml:105:5-114:25: AAPT: error: "
+     "resource android:attr/lStar not found.",
+     "/home/ci/app/src/main/res/layout/main.xml:12: AAPT: error: attribute android:foo not found."),
+    ("kotlin-diagnostic",
+     "e: /home/ann/.gradle/caches/lib.jar!/META-INF/lib_release.kotlin_module: Module was "
+     "compiled with an incompatible version of Kotlin. The binary version of its metadata is "
+     "1.7.1, expected version is 1.5.1.",
+     "e: C:/Users/bo/.gradle/caches/other.jar!/META-INF/other.kotlin_module: Module was compiled "
+     "with an incompatible version of Kotlin. The binary version of its metadata is 1.8.0, "
+     "expected version is 1.6.0.",
+     "e: /home/ann/app/build.gradle.kts: Script compilation errors"),
 ]
 
 

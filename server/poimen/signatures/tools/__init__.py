@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from . import data, dotnet, generic, infra, js, jvm, memcheck, native, net, ops, python, ruby, web
+from . import data, dotnet, generic, infra, js, jvm, memcheck, mobile, native, net, ops, python, ruby, web
 
 LAST_RESORT = generic.LAST_RESORT
-RULES = (generic.CONSEQUENCES + jvm.EARLY + net.TLS_RULES + infra.RULES + ops.RULES + net.RULES + data.RULES + web.RULES + dotnet.RULES + jvm.RULES + python.RULES + js.RULES
+RULES = (generic.CONSEQUENCES + jvm.EARLY + net.TLS_RULES + infra.RULES + ops.RULES + net.RULES + data.RULES + web.RULES + dotnet.RULES + mobile.RULES + jvm.RULES + python.RULES + js.RULES
          + ruby.RULES + memcheck.RULES + native.RULES + generic.FALLBACK)
 
 # Words anywhere in the input that let context-dependent rules fire (`needs=`) and name
