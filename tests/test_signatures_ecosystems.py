@@ -322,6 +322,11 @@ ROWS = [
      "with an incompatible version of Kotlin. The binary version of its metadata is 1.8.0, "
      "expected version is 1.6.0.",
      "e: /home/ann/app/build.gradle.kts: Script compilation errors"),
+    ("go-test-fail",
+     "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    add_test.go:12: Add(1, 2) = 4; want 3\n"
+     "FAIL\nFAIL\texample.com/calc\t0.002s",
+     "--- FAIL: TestAdd (0.01s)\n    add_test.go:14: Add(1, 2) = 4; want 3\nFAIL",
+     "--- FAIL: TestAdd (0.00s)\n    add_test.go:12: Add(2, 2) = 5; want 4\nFAIL"),
 ]
 
 
@@ -343,3 +348,19 @@ def test_rule_keeps_another_failure_of_the_tool_apart(rule, a, b, other):
     first, third = _root(a), _root(other)
     assert not third.loose
     assert first.sig_sha != third.sig_sha and first.message != third.message, third.text
+
+
+
+def test_ssh_load_key_headline_stays_loose():
+    """`Load key: invalid format` has several causes (passphrase, wrong file) and nothing
+    below it says which: no strong key."""
+    sigs = extract('Load key "/home/ann/.ssh/id_rsa": invalid format')
+    assert sigs and all(s.loose for s in sigs)
+
+
+def test_go_test_failure_whose_report_is_elsewhere_yields_to_a_reported_one():
+    """A parent test's FAIL line (report in its subtest) is weak: the subtest's reported
+    failure is the signature."""
+    sigs = extract("--- FAIL: TestAdd (0.00s)\n    --- FAIL: TestAdd/neg (0.00s)\n"
+                   "        add_test.go:30: Add(-1, 1) = 2; want 0")
+    assert [s.message for s in sigs] == ["TestAdd/neg: Add(-1, 1) = 2; want 0"]
