@@ -327,6 +327,12 @@ ROWS = [
      "FAIL\nFAIL\texample.com/calc\t0.002s",
      "--- FAIL: TestAdd (0.01s)\n    add_test.go:14: Add(1, 2) = 4; want 3\nFAIL",
      "--- FAIL: TestAdd (0.00s)\n    add_test.go:12: Add(2, 2) = 5; want 4\nFAIL"),
+    ("sqlstate",
+     "#0 /app/src/Statement.php:82 PDOException(\"SQLSTATE[42S02]: Base table or view not "
+     "found: 1146 Table 'shop.users' doesn't exist\")",
+     "SQLSTATE[42S02]: Base table or view not found: 1146 Table 'shop.users' doesn't exist "
+     "(SQL: select * from `users`)",
+     "SQLSTATE[HY000] [2002] Connection refused (SQL: select 1)"),
 ]
 
 
