@@ -315,12 +315,10 @@ ROWS = [
      "resource android:attr/lStar not found.",
      "/home/ci/app/src/main/res/layout/main.xml:12: AAPT: error: attribute android:foo not found."),
     ("kotlin-diagnostic",
-     "e: /home/ann/.gradle/caches/lib.jar!/META-INF/lib_release.kotlin_module: Module was "
-     "compiled with an incompatible version of Kotlin. The binary version of its metadata is "
-     "1.7.1, expected version is 1.5.1.",
-     "e: C:/Users/bo/.gradle/caches/other.jar!/META-INF/other.kotlin_module: Module was compiled "
-     "with an incompatible version of Kotlin. The binary version of its metadata is 1.8.0, "
-     "expected version is 1.6.0.",
+     "e: /home/ann/.gradle/caches/a.jar!/META-INF/a.kotlin_module: Incompatible classes were "
+     "found in dependencies. Remove them from the classpath",
+     "e: C:/Users/bo/.m2/b.jar!/META-INF/b.kotlin_module: Incompatible classes were found in "
+     "dependencies. Remove them from the classpath",
      "e: /home/ann/app/build.gradle.kts: Script compilation errors"),
     ("go-test-fail",
      "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    add_test.go:12: Add(1, 2) = 4; want 3\n"
@@ -333,6 +331,43 @@ ROWS = [
      "SQLSTATE[42S02]: Base table or view not found: 1146 Table 'shop.users' doesn't exist "
      "(SQL: select * from `users`)",
      "SQLSTATE[HY000] [2002] Connection refused (SQL: select 1)"),
+    ("go-command",
+     "go test: -race requires cgo; enable cgo by setting CGO_ENABLED=1",
+     "$ go build -race ./...\ngo build: -race requires cgo; enable cgo by setting CGO_ENABLED=1",
+     "go: go.mod file not found in current directory or any parent directory"),
+    ("kotlin-incompatible-module",
+     "e: /home/ann/.gradle/caches/a.jar!/META-INF/a_release.kotlin_module: Module was compiled "
+     "with an incompatible version of Kotlin. The binary version of its metadata is 1.9.0, "
+     "expected version is 1.7.1.",
+     "Module was compiled with an incompatible version of Kotlin. The binary version of its "
+     "metadata is 1.6.0, expected version is 1.4.0.",
+     "e: /home/ann/app/build.gradle.kts: Script compilation errors"),
+    ("yarn-usage-error",
+     "Usage Error: The project in /home/ann/app/package.json doesn't seem to have been "
+     "installed - running an install there might help",
+     "Usage Error: The project in D:\\work\\site\\package.json doesn't seem to have been "
+     "installed - running an install there might help",
+     "Usage Error: This tool requires a Node version compatible with >=18.12.0"),
+    ("cypress-dependency",
+     "Your system is missing the dependency: Xvfb\n\nInstall Xvfb and run Cypress again.",
+     "Run npx cypress run\nYour system is missing the dependency: Xvfb",
+     "Your system is missing the dependency: libgbm"),
+    ("adb-install-failed",
+     "Failed to finalize session : INSTALL_FAILED_NO_MATCHING_ABIS: Failed to extract native "
+     "libraries, res=-113",
+     "adb: failed to install app-debug.apk: Failure [INSTALL_FAILED_NO_MATCHING_ABIS: Failed to "
+     "extract native libraries, res=-113]",
+     "Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package com.acme.app signatures do not match]"),
+    ("android-emulator-acceleration",
+     "emulator: ERROR: x86_64 emulation currently requires hardware acceleration!",
+     "ERROR: x86_64 emulation currently requires hardware acceleration!\nCPU acceleration status",
+     "emulator: ERROR: x86 emulation currently requires hardware acceleration!"),
+    ("swiftpm-tools-version",
+     "contacts: error: package at '/Users/ann/contacts' is using Swift tools version 5.9.0 but "
+     "the installed version is 5.7.1",
+     "error: package at '/home/ci/work/contacts' is using Swift tools version 5.9.0 but the "
+     "installed version is 5.8.0",
+     "Sources/App/main.swift:3:5: error: cannot find 'foo' in scope"),
 ]
 
 

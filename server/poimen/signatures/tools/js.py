@@ -183,6 +183,9 @@ RULES = [
          r"(?P<msg>You installed esbuild for another platform than the one you're currently using|"
          r"The package \"[\w@/.-]{1,100}\" could not be found, and is needed by esbuild|"
          r"Host version \"[^\"]+\" does not match binary version \"[^\"]+\")", "platform"),
+    line("yarn-usage-error", "yarn", "usage error:", r"^Usage Error: (?P<msg>\S.+?)\s*$", "usage"),
+    line("cypress-dependency", "cypress", "missing the dependency",
+         r"(?P<msg>Your system is missing the dependency: \S+)", "missing-dependency"),
     line("yarn-engine", "yarn", "is incompatible with this module",
          r"^error \S+?: (?P<msg>The engine \"[\w-]+\" is incompatible with this module)", "engine"),
     block("jest-suite-failed", "jest", "test suite failed to run",

@@ -145,6 +145,9 @@ RULES = [
          r"(?P<msg>A compatible \.NET SDK was not found)", "sdk-not-found"),
     line("dotnet-build-error", "dotnet", "error cs|error nu|error msb|error netsdk",
          r"error (?P<kind>(?:CS|NU|MSB|NETSDK)\d{4}): (?P<msg>.+?)(?: \[\S+\])?$"),
+    # the binary and expected versions that follow are the instance
+    line("kotlin-incompatible-module", "kotlin", "compiled with an incompatible version of kotlin",
+         r"(?P<msg>Module was compiled with an incompatible version of Kotlin)", "compile"),
     line("kotlin-compile", "kotlin", "e: ",
          r"^e: (?:file://)?\S+\.kts?:(?: \(\d+, \d+\):|\d+:\d+) (?P<msg>.+)$", "compile"),
     block("kotlin-diagnostic", "kotlin", "e: ",

@@ -162,7 +162,8 @@ RULES = [
           _go_panic),
     line("go-compile", "go", ".go:", r"^(?:\./)?(?P<x_file>[\w./-]{1,300}\.go):\d+:\d+: (?P<msg>.+)$",
          "compile", needs="go"),
-    line("go-command", "go", "go: ", r"^go: (?!downloading|finding|extracting|found |added |"
+    line("go-command", "go", "go: |go build: |go test: |go run: |go vet: |go install: |go get: ",
+         r"^go(?: (?:build|test|run|vet|install|get))?: (?!downloading|finding|extracting|found |added |"
          r"upgraded |creating |to add)(?P<msg>.+)$", "go"),
     block("go-test-fail", "go", "--- fail:", r"^\s*--- FAIL: (?P<msg>\S+)", _go_test),
     block("compiler-error", "gcc", "error:|error :",
