@@ -405,3 +405,16 @@ def test_go_test_failure_whose_report_is_elsewhere_yields_to_a_reported_one():
     sigs = extract("--- FAIL: TestAdd (0.00s)\n    --- FAIL: TestAdd/neg (0.00s)\n"
                    "        add_test.go:30: Add(-1, 1) = 2; want 0")
     assert [s.message for s in sigs] == ["TestAdd/neg: Add(-1, 1) = 2; want 0"]
+
+
+def test_fastlane_bang_lines_are_not_read_as_cocoapods():
+    sig = extract("[12:00:01]: Driving the lane 'android deploy'\n[!] Google Api Error: Invalid "
+                  "request - Version code 412 has already been used.\nfastlane finished with errors")[0]
+    assert (sig.rule, sig.tool) == ("cocoapods-error", "fastlane")
+
+
+def test_a_suffixed_qualified_exception_stays_with_bare_exception():
+    """Only names without an Error/Exception suffix are new here; the others keep the
+    bare-exception reading (and its frames and continuation lines)."""
+    sig = extract("billiard.exceptions.WorkerLostError: Worker exited prematurely: signal 9")[0]
+    assert sig.rule == "bare-exception"

@@ -22,6 +22,7 @@ HINTS = {name: re.compile(pattern, re.M) for name, pattern in {
     "node": r"node_modules|\bnode\b|\bnpm\b|\byarn\b|\bpnpm\b|\.m?js\b",
     "python": r"Traceback|\.py\b|\bpip\b|\bpython",
     "poetry": r"\bpoetry\b|Poetry",
+    "fastlane": r"\bfastlane\b|\bFastfile\b",
     "ruby": r"\.rb\b|\bruby\b|\bgems?\b|\bbundle\b|Gemfile|\brails\b|\brake\b|\bRSpec\b",
 }.items()}
 

@@ -35,14 +35,16 @@ def _vagrantfile(ctx: Ctx, i: int, m: re.Match):
 
 
 def _pod_headline(ctx: Ctx, i: int, m: re.Match):
-    """`[!] headline:` ending in a colon announces its cause on the next line: kept, unless
+    """`[!] headline` of CocoaPods (or fastlane, when the text names it: both print CLAide's
+    `[!]`). A headline ending in a colon announces its cause on the next line: kept, unless
     that line is itself a heading (`In Podfile:`)."""
     msg = m["msg"]
     if msg.endswith(":"):
         detail = next((t.strip() for t in ctx.lines[i + 1:i + 4] if t.strip()), "")
         detail = "" if detail.endswith(":") else detail
-        return Hit("cocoapods", "error", f"{msg} {detail}".strip(), (), i, i + 1 if detail else i)
-    return Hit("cocoapods", "error", msg, (), i, i)
+        msg = f"{msg} {detail}".strip()
+    tool = "fastlane" if ctx.has("fastlane") else "cocoapods"
+    return Hit(tool, "error", msg, (), i, i + 1 if msg != m["msg"] else i)
 
 
 RULES = [
