@@ -194,7 +194,7 @@ def test_mangled_go_trace_from_fuzzing_still_extracts():
 
 def test_a_last_resort_line_is_loose_and_a_known_rule_is_not():
     """Loose signatures name a failure no rule knows; the lookup gives them no tier 1."""
-    loose = extract("Unable to negotiate with 10.0.0.7 port 22: no matching host key type found")
+    loose = extract("Unable to reach the licence daemon on 10.0.0.7: handshake refused")
     assert loose and all(sig.loose for sig in loose)
     strong = extract("fatal: not a git repository (or any of the parent directories): .git")
     assert strong and not strong[0].loose

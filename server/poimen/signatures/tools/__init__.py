@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from . import generic, infra, js, jvm, native, net, python
+from . import data, dotnet, generic, infra, js, jvm, memcheck, mobile, native, net, ops, python, ruby, web
 
 LAST_RESORT = generic.LAST_RESORT
-RULES = (generic.CONSEQUENCES + jvm.EARLY + net.TLS_RULES + infra.RULES + net.RULES + jvm.RULES + python.RULES + js.RULES
-         + native.RULES + generic.FALLBACK)
+RULES = (generic.CONSEQUENCES + jvm.EARLY + net.TLS_RULES + infra.RULES + ops.RULES + net.RULES + data.RULES + web.RULES + dotnet.RULES + mobile.RULES + jvm.RULES + python.RULES + js.RULES
+         + ruby.RULES + memcheck.RULES + native.RULES + generic.FALLBACK)
 
 # Words anywhere in the input that let context-dependent rules fire (`needs=`) and name
 # the HTTP server behind a status page.
@@ -22,6 +22,8 @@ HINTS = {name: re.compile(pattern, re.M) for name, pattern in {
     "node": r"node_modules|\bnode\b|\bnpm\b|\byarn\b|\bpnpm\b|\.m?js\b",
     "python": r"Traceback|\.py\b|\bpip\b|\bpython",
     "poetry": r"\bpoetry\b|Poetry",
+    "fastlane": r"\bfastlane\b|\bFastfile\b",
+    "ruby": r"\.rb\b|\bruby\b|\bgems?\b|\bbundle\b|Gemfile|\brails\b|\brake\b|\bRSpec\b",
 }.items()}
 
 def trie_pattern(words: list[str]) -> str:

@@ -131,6 +131,15 @@ def _next_line(tool: str, kind: str):
     return build
 
 
+def _jest_test(ctx: Ctx, i: int, m: re.Match):
+    """`● suite › test` names the test; the first line of its report says what failed."""
+    for j in range(i + 1, min(len(ctx.lines), i + 5)):
+        if ctx.lines[j].strip():
+            detail = re.sub(r"\s+// .*$", "", ctx.lines[j].strip())  # the matcher's comment
+            return Hit("jest", "test-failed", f"{m['title']}: {detail}", (), i, j)
+    return None
+
+
 RULES = [
     block("npm-eresolve", "npm", "eresolve", r"^\s*npm (?:ERR!|error) code ERESOLVE", _eresolve),
     block("npm-code", "npm", "npm err!|npm error",
@@ -165,6 +174,20 @@ RULES = [
          r"^\[UnhandledPromiseRejection: (?P<msg>.+?)\]? ?\{?$", "ERR_UNHANDLED_REJECTION"),
     line("eslint-problem", "eslint", "error  ",
          r"^\s+\d+:\d+\s+error\s+(?P<msg>\S.{0,300}?)\s{2,}(?P<kind>[@\w/-]{1,100})$"),
+    block("jest-test-failed", "jest", "● ", r"^\s*● (?P<title>(?!Test suite failed)\S.{0,300} › .+?)\s*$",
+          _jest_test),
+    line("jest-resolve", "jest", "cannot find module",
+         r"(?P<msg>Cannot find module '[^']{1,300}') from '(?P<x_file>[^']{1,300})'", "module-not-found"),
+    line("esbuild-platform", "esbuild", "installed esbuild for another platform|needed by esbuild|"
+         "does not match binary version",
+         r"(?P<msg>You installed esbuild for another platform than the one you're currently using|"
+         r"The package \"[\w@/.-]{1,100}\" could not be found, and is needed by esbuild|"
+         r"Host version \"[^\"]+\" does not match binary version \"[^\"]+\")", "platform"),
+    line("yarn-usage-error", "yarn", "usage error:", r"^Usage Error: (?P<msg>\S.+?)\s*$", "usage"),
+    line("cypress-dependency", "cypress", "missing the dependency",
+         r"(?P<msg>Your system is missing the dependency: \S+)", "missing-dependency"),
+    line("yarn-engine", "yarn", "is incompatible with this module",
+         r"^error \S+?: (?P<msg>The engine \"[\w-]+\" is incompatible with this module)", "engine"),
     block("jest-suite-failed", "jest", "test suite failed to run",
           r"●\s+Test suite failed to run", _next_line("jest", "suite-failed")),
     line("vite-blocked-host", "vite", "blocked request",

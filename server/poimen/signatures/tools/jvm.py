@@ -112,6 +112,11 @@ def _java_log(ctx: Ctx, i: int, m: re.Match):
     return Hit(tool, logger.rsplit(".", 1)[-1], msg, (), i, i, weak=True)
 
 
+def _kotlin_diagnostic(ctx: Ctx, i: int, m: re.Match):
+    """`e: <jar or module>: message` for inputs without a line; versions are the instance."""
+    return Hit("kotlin", "compile", re.sub(r"\b\d+(?:\.\d+)+\b", "<ver>", m["msg"]), (), i, i)
+
+
 EARLY = [
     block("dotnet-exception", "dotnet", "exception",
           r"^\s*(?:Unhandled exception\. )?(?P<kind>(?:System|Microsoft)(?:\.\w+){1,8}Exception)"
@@ -140,8 +145,13 @@ RULES = [
          r"(?P<msg>A compatible \.NET SDK was not found)", "sdk-not-found"),
     line("dotnet-build-error", "dotnet", "error cs|error nu|error msb|error netsdk",
          r"error (?P<kind>(?:CS|NU|MSB|NETSDK)\d{4}): (?P<msg>.+?)(?: \[\S+\])?$"),
+    # the binary and expected versions that follow are the instance
+    line("kotlin-incompatible-module", "kotlin", "compiled with an incompatible version of kotlin",
+         r"(?P<msg>Module was compiled with an incompatible version of Kotlin)", "compile"),
     line("kotlin-compile", "kotlin", "e: ",
          r"^e: (?:file://)?\S+\.kts?:(?: \(\d+, \d+\):|\d+:\d+) (?P<msg>.+)$", "compile"),
+    block("kotlin-diagnostic", "kotlin", "e: ",
+          r"^e: (?:file://)?\S{1,300}?: (?P<msg>\S.+?)\s*$", _kotlin_diagnostic),
     block("java-exception", "java", "exception|error|throwable", JAVA_EXC.pattern, _java),
     block("java-log-line", "java", "warn|error|fatal",
           r"\b(?:WARN|ERROR|FATAL)\b\s+(?:\d+ --- \[[^\]]{0,80}\]\s+(?P<logger>[\w.$]{3,200})\s+: "

@@ -95,6 +95,21 @@ def _go_panic(ctx: Ctx, i: int, m: re.Match):
     return Hit("go", m["kind"] or "panic", msg, fr.raise_site(found, True), i, end)
 
 
+_GO_TEST_LOG = re.compile(r"^\s+[\w.-]{1,200}_test\.go:\d+: (?P<msg>\S.*?)\s*$")
+
+
+def _go_test(ctx: Ctx, i: int, m: re.Match):
+    """`--- FAIL: TestX (0.00s)` and the test's first `x_test.go:N: msg` line: the test and
+    what it reported. A test whose report is elsewhere (subtests, no t.Log) is weak."""
+    for j in range(i + 1, min(len(ctx.lines), i + 3)):
+        logged = _GO_TEST_LOG.match(ctx.lines[j])
+        if logged:
+            return Hit("go", "test-failed", f"{m['msg']}: {logged['msg']}", (), i, j)
+        if ctx.lines[j].lstrip().startswith("--- "):
+            break
+    return Hit("go", "test-failed", m["msg"], (), i, i, weak=True)
+
+
 def _undefined_reference(ctx: Ctx, i: int, m: re.Match):
     """Linker: the symbol, the referencing function, and whether this is a CMake probe."""
     lines, func = ctx.lines, ""
@@ -147,9 +162,10 @@ RULES = [
           _go_panic),
     line("go-compile", "go", ".go:", r"^(?:\./)?(?P<x_file>[\w./-]{1,300}\.go):\d+:\d+: (?P<msg>.+)$",
          "compile", needs="go"),
-    line("go-command", "go", "go: ", r"^go: (?!downloading|finding|extracting|found |added |"
+    line("go-command", "go", "go: |go build: |go test: |go run: |go vet: |go install: |go get: ",
+         r"^go(?: (?:build|test|run|vet|install|get))?: (?!downloading|finding|extracting|found |added |"
          r"upgraded |creating |to add)(?P<msg>.+)$", "go"),
-    line("go-test-fail", "go", "--- fail:", r"^\s*--- FAIL: (?P<msg>\S+)", "test-failed", weak=True),
+    block("go-test-fail", "go", "--- fail:", r"^\s*--- FAIL: (?P<msg>\S+)", _go_test),
     block("compiler-error", "gcc", "error:|error :",
           r"^(?P<file>[^\s:]{1,300}):\d+(?::\d+)?: (?P<kind>(?:fatal )?error): (?P<msg>.+)$",
           _compiler_error),

@@ -85,7 +85,7 @@ RULES = [
     line("mysql-server", "mysql", "[error]",
          r"\[ERROR\] \[(?P<kind>MY-\d+)\] \[\w+\] (?P<msg>.+)$"),
     line("sqlstate", "mysql", "sqlstate[",
-         r"SQLSTATE\[(?P<kind>\w+)\](?: \[\d+\])? (?P<msg>[^(]+)"),
+         r"SQLSTATE\[(?P<kind>\w+)\]:?(?: \[\d+\])? (?P<msg>[^(\"]+)"),
     block("git-remote-permission", "git", "remote: permission to",
           r"remote: Permission to (?P<repo>\S+) denied to (?P<user>\S+?)\.?$", _git_permission),
     line("git-rejected", "git", "[rejected]|[remote rejected]",

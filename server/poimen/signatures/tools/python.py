@@ -175,4 +175,10 @@ RULES = [
          r"^\S+\.pyi?:(?:\d+:){0,2} error: (?P<msg>.+?)(?:  \[(?P<kind>[\w-]+)\])?$", "error"),
     line("python-warning", "python", "warning: ",
          r"^(?P<x_file>\S{1,300}\.py):\d+: (?P<kind>\w*Warning): (?P<msg>.+)$", weak=True),
+    # a qualified exception whose name lacks an Error suffix, which bare-exception reads
+    # (`django.core.exceptions.
+    # ImproperlyConfigured: …`), pasted without its traceback, maybe behind a compose prefix
+    line("python-qualified-exception", "python", "exceptions.|django.",
+         r"^\s*(?:\S+\s+\| )?(?P<kind>(?:django(?:\.\w{1,40}){1,5}|(?:[a-z_]\w{0,40}\.){0,5}exceptions)"
+         r"\.(?!\w*(?:Error|Exception)\b)[A-Z]\w{2,80}): (?P<msg>\S.*)$"),
 ]
