@@ -134,7 +134,8 @@ def test_a_look_alike_whose_a_is_a_case_must_name_it():
     by_thread = lookalike(2, "Error: a", "Error: b", a_sources=["o/s#1"])
     named = lookalike(3, TRACE, "Error: b", a_case="t-case-1")
     wrong = lookalike(4, "Error: nothing alike", "Error: b", a_case="t-case-1")
-    found = rules.a_cases(corpus([known], [by_paste, by_thread, named, wrong]))
+    other_cause = lookalike(5, TRACE, "Error: b", a_distinct=["t-case-1"])
+    found = rules.a_cases(corpus([known], [by_paste, by_thread, named, wrong, other_cause]))
     assert found == ["t-neg-1: a is case t-case-1; record it as a_case",
                      "t-neg-2: a is case t-case-1; record it as a_case",
                      "t-neg-4: a_case t-case-1 is not the same failure as a"]

@@ -57,7 +57,7 @@ def load(root: Path = HERE) -> dict[str, list[dict]]:
                 "why_different": row["why_different"],
                 "a_sources": row["a"].get("sources", []), "b_sources": row["b"].get("sources", []),
                 "sources": row["a"].get("sources", []) + row["b"].get("sources", []),
-                **({"a_case": row["a_case"]} if row.get("a_case") else {})})
+                **{k: row[k] for k in ("a_case", "a_distinct") if row.get(k)}})
         for row in _rows(part / "references.jsonl"):
             out["reference"].append(dict(row, part=part.name))
         for row in _rows(part / "distractors.jsonl"):

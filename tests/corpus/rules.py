@@ -7,8 +7,10 @@ Thresholds (likeness is `likeness.likeness`, 0..1):
 - HEADLINE 0.6: the two headlines (`likeness.headline`) of a look-alike pair are nearly
   the same at this likeness or more (pairs either share the line with other names in it,
   well above 0.6, or are different lines, well below).
-- SAME_FAILURE 0.9: a look-alike's `a` paste this alike to a case's paste (or from one of
-  its threads) is that case, and must say so with `"a_case": "<case id>"`.
+- SAME_FAILURE 0.9: a look-alike's `a` from one of a case's threads is that case, and
+  must say so with `"a_case": "<case id>"`; one whose paste is this alike to a case's
+  paste is that case too, unless the row lists the case in `"a_distinct"` (both lessons
+  read: one error text, two causes).
 - DISTRACTOR_COPY 0.6: a written distractor whose evidence is this alike to a collected
   paste (case evidence/recurrence, look-alike side) copies a collected failure.
 """
@@ -91,16 +93,19 @@ def _threads(sources: list, n: int) -> set[str]:
 
 def a_cases(rows: dict) -> list[str]:
     """A look-alike whose `a` is a case (one of its threads, or a paste alike at
-    SAME_FAILURE) must name it in `a_case`; an `a_case` must name such a case."""
+    SAME_FAILURE and not listed in `a_distinct`) must name it in `a_case`; an `a_case`
+    must name such a case."""
     cases = _complete(rows)
     same: dict[str, set[str]] = defaultdict(set)
     for neg in rows["negatives"]:
         same[neg["id"]] |= {c["id"] for c in cases if _threads(neg.get("a_sources"), 1)
                             & _threads(c["sources"], 2)}
+    distinct = {n["id"]: set(n.get("a_distinct") or ()) for n in rows["negatives"]}
     pastes = [Paste(c[k], c["id"]) for c in cases for k in ("evidence", "recurrence")]
     sides = [Paste(n["a"], n["id"]) for n in rows["negatives"]]
     for side, paste, _ in alike_pairs(sides, pastes, SAME_FAILURE):
-        same[side.key].add(paste.key)
+        if paste.key not in distinct[side.key]:
+            same[side.key].add(paste.key)
     found = []
     for neg in rows["negatives"]:
         named, expected = neg.get("a_case"), same[neg["id"]]
