@@ -128,17 +128,21 @@ def test_look_alike_headlines_must_be_nearly_the_same():
     assert len(found) == 1 and found[0].startswith("t-neg-2: the headlines")
 
 
-def test_a_look_alike_whose_a_is_a_case_must_name_it():
+def test_a_look_alike_side_that_is_a_case_must_name_it():
     known = case(1)
     by_paste = lookalike(1, TRACE.replace("/srv/app", "/home/x"), "Error: b")
     by_thread = lookalike(2, "Error: a", "Error: b", a_sources=["o/s#1"])
     named = lookalike(3, TRACE, "Error: b", a_case="t-case-1")
     wrong = lookalike(4, "Error: nothing alike", "Error: b", a_case="t-case-1")
     other_cause = lookalike(5, TRACE, "Error: b", a_distinct=["t-case-1"])
-    found = rules.a_cases(corpus([known], [by_paste, by_thread, named, wrong, other_cause]))
+    b_side = lookalike(6, "Error: a", TRACE)
+    b_named = lookalike(7, "Error: a", TRACE, b_case="t-case-1")
+    found = rules.side_cases(corpus([known], [by_paste, by_thread, named, wrong, other_cause,
+                                              b_side, b_named]))
     assert found == ["t-neg-1: a is case t-case-1; record it as a_case",
                      "t-neg-2: a is case t-case-1; record it as a_case",
-                     "t-neg-4: a_case t-case-1 is not the same failure as a"]
+                     "t-neg-4: a_case t-case-1 is not the same failure as a",
+                     "t-neg-6: b is case t-case-1; record it as b_case"]
 
 
 def test_a_distractor_copying_a_collected_paste_is_found():
@@ -150,11 +154,12 @@ def test_a_distractor_copying_a_collected_paste_is_found():
     assert len(found) == 1 and found[0].startswith("dist-copy: the evidence copies t-case-1")
 
 
-def test_a_thread_backing_two_rows_is_a_problem_unless_a_names_its_case():
+def test_a_thread_backing_two_rows_is_a_problem_unless_the_side_names_its_case():
     first, second = case(1), case(2, sources=["o/r#1", "o/x#2"])
     named = lookalike(1, TRACE, "Error: b", a_sources=["o/r#1"], a_case="t-case-1")
     reused = lookalike(2, "Error: a", "Error: b", b_sources=["o/s#1"])
-    found = rules.duplicate_threads(corpus([first, second], [named, reused]))
+    b_named = lookalike(3, "Error: a", TRACE, b_sources=["o/s#1"], b_case="t-case-1")
+    found = rules.duplicate_threads(corpus([first, second], [named, reused, b_named]))
     assert found == ["o/r#1: the thread backs t-case-1, t-case-2",
                      "o/s#1: the thread backs t-case-1, t-neg-2"]
 

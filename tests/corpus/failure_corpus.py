@@ -57,7 +57,8 @@ def load(root: Path = HERE) -> dict[str, list[dict]]:
                 "why_different": row["why_different"],
                 "a_sources": row["a"].get("sources", []), "b_sources": row["b"].get("sources", []),
                 "sources": row["a"].get("sources", []) + row["b"].get("sources", []),
-                **{k: row[k] for k in ("a_case", "a_distinct") if row.get(k)}})
+                **{k: row[k] for k in ("a_case", "a_distinct", "b_case", "b_distinct")
+                   if row.get(k)}})
         for row in _rows(part / "references.jsonl"):
             out["reference"].append(dict(row, part=part.name))
         for row in _rows(part / "distractors.jsonl"):

@@ -7,10 +7,10 @@ Thresholds (likeness is `likeness.likeness`, 0..1):
 - HEADLINE 0.6: the two headlines (`likeness.headline`) of a look-alike pair are nearly
   the same at this likeness or more (pairs either share the line with other names in it,
   well above 0.6, or are different lines, well below).
-- SAME_FAILURE 0.9: a look-alike's `a` from one of a case's threads is that case, and
-  must say so with `"a_case": "<case id>"`; one whose paste is this alike to a case's
-  paste is that case too, unless the row lists the case in `"a_distinct"` (both lessons
-  read: one error text, two causes).
+- SAME_FAILURE 0.9: a look-alike side (`a`, `b`) from one of a case's threads is that
+  case, and must say so (`"a_case": "<case id>"`, `b_case`); one whose paste is this
+  alike to a case's paste is that case too, unless the row lists the case in
+  `"a_distinct"` / `b_distinct` (both lessons read: one error text, two causes).
 - DISTRACTOR_COPY 0.6: a written distractor whose evidence is this alike to a collected
   paste (case evidence/recurrence, look-alike side) copies a collected failure.
 """
@@ -91,29 +91,31 @@ def _threads(sources: list, n: int) -> set[str]:
     return set((sources or [])[:n])
 
 
-def a_cases(rows: dict) -> list[str]:
-    """A look-alike whose `a` is a case (one of its threads, or a paste alike at
-    SAME_FAILURE and not listed in `a_distinct`) must name it in `a_case`; an `a_case`
-    must name such a case."""
+def side_cases(rows: dict) -> list[str]:
+    """A look-alike side (`a`, `b`) that is a case (from one of its threads, or a paste
+    alike at SAME_FAILURE and not listed in `<side>_distinct`) must name it in
+    `<side>_case`; a `<side>_case` must name such a case."""
     cases = _complete(rows)
-    same: dict[str, set[str]] = defaultdict(set)
-    for neg in rows["negatives"]:
-        same[neg["id"]] |= {c["id"] for c in cases if _threads(neg.get("a_sources"), 1)
-                            & _threads(c["sources"], 2)}
-    distinct = {n["id"]: set(n.get("a_distinct") or ()) for n in rows["negatives"]}
     pastes = [Paste(c[k], c["id"]) for c in cases for k in ("evidence", "recurrence")]
-    sides = [Paste(n["a"], n["id"]) for n in rows["negatives"]]
-    for side, paste, _ in alike_pairs(sides, pastes, SAME_FAILURE):
-        if paste.key not in distinct[side.key]:
-            same[side.key].add(paste.key)
     found = []
-    for neg in rows["negatives"]:
-        named, expected = neg.get("a_case"), same[neg["id"]]
-        if named and named not in expected:
-            found.append(f"{neg['id']}: a_case {named} is not the same failure as a")
-        elif expected and not named:
-            found.append(f"{neg['id']}: a is case {', '.join(sorted(expected))}; "
-                         "record it as a_case")
+    for side in ("a", "b"):
+        same: dict[str, set[str]] = defaultdict(set)
+        for neg in rows["negatives"]:
+            same[neg["id"]] |= {c["id"] for c in cases if _threads(
+                neg.get(f"{side}_sources"), 1) & _threads(c["sources"], 2)}
+        distinct = {n["id"]: set(n.get(f"{side}_distinct") or ()) for n in rows["negatives"]}
+        sides = [Paste(n[side], n["id"]) for n in rows["negatives"]]
+        for one, paste, _ in alike_pairs(sides, pastes, SAME_FAILURE):
+            if paste.key not in distinct[one.key]:
+                same[one.key].add(paste.key)
+        for neg in rows["negatives"]:
+            named, expected = neg.get(f"{side}_case"), same[neg["id"]]
+            if named and named not in expected:
+                found.append(f"{neg['id']}: {side}_case {named} is not the same failure "
+                             f"as {side}")
+            elif expected and not named:
+                found.append(f"{neg['id']}: {side} is case {', '.join(sorted(expected))}; "
+                             f"record it as {side}_case")
     return found
 
 
@@ -131,22 +133,22 @@ def distractor_copies(rows: dict) -> list[str]:
 
 
 def duplicate_threads(rows: dict) -> list[str]:
-    """A thread whose paste stands in two rows (cases, look-alike sides); the `a` side
-    of a look-alike that names its case (`a_case`) is that case, not a second row."""
+    """A thread whose paste stands in two rows (cases, look-alike sides); a look-alike
+    side that names its case (`a_case`, `b_case`) is that case, not a second row."""
     users: dict[str, set[str]] = defaultdict(set)
     for case in rows["cases"]:
         for thread in _threads(case.get("sources"), 2):
             users[thread].add(case["id"])
     for neg in rows["negatives"]:
         for side in ("a", "b"):
-            row = neg.get("a_case") if side == "a" and neg.get("a_case") else neg["id"]
+            row = neg.get(f"{side}_case") or neg["id"]
             for thread in _threads(neg.get(f"{side}_sources"), 1):
                 users[thread].add(row)
     return [f"{thread}: the thread backs {', '.join(sorted(ids))}"
             for thread, ids in sorted(users.items()) if len(ids) > 1]
 
 
-RULES = (fields, near_quotes, edited_recurrences, headlines, a_cases, distractor_copies,
+RULES = (fields, near_quotes, edited_recurrences, headlines, side_cases, distractor_copies,
          duplicate_threads)
 
 
