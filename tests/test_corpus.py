@@ -18,7 +18,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import failure_corpus  # noqa: E402
 import retrieval  # noqa: E402
 import rules  # noqa: E402
-from likeness import Paste, alike_pairs, headline, likeness, ratio, words  # noqa: E402
+from likeness import (Paste, alike_pairs, headline, headline_likeness,  # noqa: E402
+                      headlines, likeness, ratio, words)
 
 TRACE = """$ python manage.py migrate
 Traceback (most recent call last):
@@ -68,15 +69,33 @@ def test_alike_pairs_finds_what_comparing_every_pair_finds():
         assert found == every and found
 
 
-def test_headline_is_the_first_error_line_past_prompts_stamps_and_frames():
-    assert headline(TRACE).startswith("django.core.exceptions.ImproperlyConfigured:")
+def test_headline_is_the_first_error_line_past_prompts_stamps_and_prefixes():
     assert headline("2024-05-01T10:00:01.123Z npm notice\n"
                     "2024-05-01T10:00:02.001Z npm ERR! code E404") == "npm ERR! code E404"
     assert headline("#12 0.390 Collecting numpy\n#12 1.204 ERROR: No matching distribution"
                     ) == "ERROR: No matching distribution"
     assert headline("db-1  | FATAL:  role \"app\" does not exist") == \
         'FATAL:  role "app" does not exist'
+    assert headline("> │ Error: quoted in a box") == "Error: quoted in a box"
     assert headline("ana@box:~/shop$ make\nall done") == "all done"   # no error line: first
+
+
+def test_headline_candidates_take_a_tracebacks_exception_and_what_a_lead_in_announces():
+    assert headlines(TRACE) == [
+        "Traceback (most recent call last):",
+        "django.core.exceptions.ImproperlyConfigured: 'postgresql' isn't an available "
+        "database backend"]
+    assert headlines("go: errors parsing go.mod:\n/src/app/go.mod:5: unknown directive: x") \
+        == ["go: errors parsing go.mod:", "/src/app/go.mod:5: unknown directive: x"]
+
+
+def test_headline_likeness_sets_quoted_names_aside_and_takes_the_best_candidate():
+    one = "$ ng build\nError: Cannot find module 'left-pad'\nRequire stack: x"
+    other = "Error: Cannot find module '@scope/some-other-package/dist/index.js'"
+    assert headline_likeness(one, other) == 1.0
+    assert headline_likeness("go: errors parsing go.mod:\n/a/b/go.mod:5: unknown directive: x",
+                             "go.mod:5: unknown directive: x") >= 0.7
+    assert headline_likeness("npm ERR! code ERESOLVE", "fatal: not a git repository") < 0.3
 
 
 # -- the rules -----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from difflib import SequenceMatcher
 SHINGLE = 3   # words per shingle of the candidate filter
 
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
-_PATH = re.compile(r"(?:[a-z]:\\|\\\\)[^\s'\"]*|(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?")
+_PATH = re.compile(r"(?:[a-z]:[\\/]|\\\\)[^\s'\"]*|(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?")
 _HEX = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b")
 _DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[a-z0-9_]+")
@@ -91,35 +91,55 @@ def alike_pairs(left: list[Paste], right: list[Paste], threshold: float):
 
 _STAMP = re.compile(
     r"^\s*(?:\[?\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|\s?[+-]\d\d:?\d\d|\s?UTC)?\]?"
-    r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?|#\d+ \d+\.\d+|[\w.-]+\s+\|(?=\s)|[│┃║`]+)\s*")
-_PROMPT = re.compile(r"^(?:[$%#>❯☹]|>>>|PS [^>]*>|[A-Za-z]:\\[^>]*>|\S*[@~]\S*\s*[$#>%])\s")
+    r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?|#\d+ \d+\.\d+|[\w.-]+\s+\|(?=\s)|>(?=\s)|[│┃║`]+)\s*")
+_PROMPT = re.compile(r"^(?:[$%#❯]|>>>|PS [^>]*>|[A-Za-z]:\\[^>]*>|\S*[@~]\S*\s*[$#>%])\s")
 _ERROR = re.compile(r"error|exception|fatal|fail|panic|denied|cannot|can't|could not|couldn't"
                     r"|unable|not found|no such|invalid|refused|abort|killed|err!|\bemerg\b|\bcrit\b",
                     re.IGNORECASE)
+_FRAMES = re.compile(r"^(?:Traceback \(most recent call last\)|File \".*\", line \d+)")
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
+_QUOTED = re.compile(r"'[^'\n]{0,100}'|\"[^\"\n]{0,100}\"|`[^`\n]{0,100}`")
 
 
-def headline(text: str) -> str:
-    """A paste's headline: its first error line (one that names an error, failure, denial,
-    …; a Python traceback's exception line, not its frames), else its first line, after
-    timestamps, build-step, container and box prefixes are stripped and prompt lines
-    (`$ cmd`, `> script`, `PS C:\\>`, `user@host:~$`) skipped."""
-    lines = []
+def _lines(text: str) -> list[str]:
+    """The paste's lines with their prefixes stripped, prompt and empty lines left out."""
+    out = []
     for raw in text.splitlines():
         line, bare = None, raw
         while bare != line:
             line, bare = bare, _STAMP.sub("", bare, count=1)
         if line.strip() and not _PROMPT.match(line):
-            lines.append((len(raw) - len(raw.lstrip()), line.strip()))
-    n = 0
-    while n < len(lines):
-        indent, line = lines[n]
-        if line.startswith("Traceback (most recent call last)"):
-            n += 1
-            while n < len(lines) and (lines[n][0] > indent or lines[n][1].startswith("File ")):
-                n += 1
-            if n < len(lines):
-                return lines[n][1]
-        elif _ERROR.search(line):
-            return line
-        n += 1
-    return lines[0][1] if lines else ""
+            out.append(line.strip())
+    return out
+
+
+def headlines(text: str) -> list[str]:
+    """A paste's headline candidates, after timestamps, build-step, container, quote and box
+    prefixes are stripped and prompt lines (`$ cmd`, `PS C:\\>`, `user@host:~$`) left
+    out: its first line; its first error line (one that names an error, failure, denial,
+    …), and the line below it when it is a lead-in (ends in a colon); in a Python
+    traceback, its exception line."""
+    lines = _lines(text)
+    found = lines[:1]
+    for n, line in enumerate(lines):
+        if _FRAMES.match(line):
+            found += [x for x in lines[n + 1:] if _EXCEPTION.match(x)][:1]
+            break
+    first = next((n for n, x in enumerate(lines) if _ERROR.search(x)), None)
+    if first is not None:
+        found += lines[first:first + 2 if lines[first].endswith(":") else first + 1]
+    return list(dict.fromkeys(found))
+
+
+def headline(text: str) -> str:
+    """A paste's headline: its first error line (see `headlines`), else its first line."""
+    lines = _lines(text)
+    return next((x for x in lines if _ERROR.search(x)), lines[0] if lines else "")
+
+
+def headline_likeness(a: str, b: str) -> float:
+    """How alike two pastes' headlines are: the best likeness between their candidates
+    (`headlines`), with quoted names of up to 100 characters ('x', "x", `x`) set aside: one message
+    template naming other things reads as one headline."""
+    ones, others = ([_QUOTED.sub(" _q_ ", x) for x in headlines(t)] for t in (a, b))
+    return max((likeness(x, y) for x in ones for y in others), default=1.0)
