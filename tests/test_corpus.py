@@ -183,6 +183,10 @@ def test_a_thread_backing_two_rows_is_a_problem_unless_the_side_names_its_case()
                      "o/s#1: the thread backs t-case-1, t-neg-2"]
 
 
+def test_the_repo_corpus_breaks_no_rule():
+    assert rules.problems(failure_corpus.load()) == []
+
+
 # -- the benchmark vault -----------------------------------------------------------------
 
 @pytest.fixture(scope="module")
