@@ -169,8 +169,12 @@ def test_a_distractor_copying_a_collected_paste_is_found():
             "evidence": TRACE.replace("postgresql", "mysql")}
     other = {"id": "dist-other", "tool": "tool", "memory": "m",
              "evidence": "error: linker `cc` not found\n  = note: No such file or directory"}
-    found = rules.distractor_copies(corpus([case(1)], distractors=[copy, other]))
-    assert len(found) == 1 and found[0].startswith("dist-copy: the evidence copies t-case-1")
+    refs = {"id": "t-ref-1", "tool": "tool", "query": other["evidence"].replace("cc", "gcc")}
+    found = rules.distractor_copies(dict(corpus([case(1)], distractors=[copy, other]),
+                                         reference=[refs]))
+    assert [p.split(" (")[0] for p in found] == [
+        "dist-copy: the evidence copies t-case-1's failure",
+        "dist-other: the evidence copies t-ref-1's failure"]
 
 
 def test_a_thread_backing_two_rows_is_a_problem_unless_the_side_names_its_case():

@@ -90,12 +90,13 @@ def alike_pairs(left: list[Paste], right: list[Paste], threshold: float):
 
 
 _STAMP = re.compile(
-    r"^\s*(?:\[?\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|\s?[+-]\d\d:?\d\d|\s?UTC)?\]?"
+    r"^\s*(?:\[?\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?"
+    r"(?:Z|\s?[+-]\d\d:?\d\d|\s?UTC)?\]?"
     r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?|#\d+ \d+\.\d+|[\w.-]+\s+\|(?=\s)|>(?=\s)|[│┃║`]+)\s*")
 _PROMPT = re.compile(r"^(?:[$%#❯]|>>>|PS [^>]*>|[A-Za-z]:\\[^>]*>|\S*[@~]\S*\s*[$#>%])\s")
 _ERROR = re.compile(r"error|exception|fatal|fail|panic|denied|cannot|can't|could not|couldn't"
-                    r"|unable|not found|no such|invalid|refused|abort|killed|err!|\bemerg\b|\bcrit\b",
-                    re.IGNORECASE)
+                    r"|unable|not found|no such|invalid|refused|abort|killed|err!"
+                    r"|\bemerg\b|\bcrit\b", re.IGNORECASE)
 _FRAMES = re.compile(r"^(?:Traceback \(most recent call last\)|File \".*\", line \d+)")
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 _QUOTED = re.compile(r"'[^'\n]{0,100}'|\"[^\"\n]{0,100}\"|`[^`\n]{0,100}`")

@@ -13,7 +13,8 @@ Thresholds (likeness is `likeness.likeness`, 0..1):
   alike to a case's paste is that case too, unless the row lists the case in
   `"a_distinct"` / `b_distinct` (both lessons read: one error text, two causes).
 - DISTRACTOR_COPY 0.6: a written distractor whose evidence is this alike to a collected
-  paste (case evidence/recurrence, look-alike side) copies a collected failure.
+  paste (case evidence/recurrence, look-alike side, reference query) copies a collected
+  failure.
 """
 
 from __future__ import annotations
@@ -121,10 +122,12 @@ def side_cases(rows: dict) -> list[str]:
 
 
 def distractor_copies(rows: dict) -> list[str]:
-    """A written distractor whose evidence copies a collected failure's paste."""
+    """A written distractor whose evidence copies a collected failure's paste (a case's,
+    a look-alike side's, or a reference's query: nobody in the vault hit those)."""
     collected = [Paste(c[k], c["id"]) for c in rows["cases"]
                  for k in ("evidence", "recurrence") if c.get(k)]
     collected += [Paste(n[side], n["id"]) for n in rows["negatives"] for side in ("a", "b")]
+    collected += [Paste(r["query"], r["id"]) for r in rows["reference"] if r.get("query")]
     written = [Paste(d.get("evidence", ""), d["id"]) for d in rows["distractors"]]
     best: dict[str, tuple[float, str]] = {}
     for d, c, value in alike_pairs(written, collected, DISTRACTOR_COPY):
