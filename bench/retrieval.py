@@ -43,19 +43,27 @@ def _paste(text: str) -> str:
     return " ".join(text.split())
 
 
-def case_of_paste(rows: dict) -> dict[str, str]:
-    """A case's pastes (evidence and recurrence) -> its id."""
-    return {_paste(c[k]): c["id"] for c in rows["cases"] for k in ("evidence", "recurrence")}
+def case_of_lookalike(rows: dict) -> dict[str, str]:
+    """Look-alike id -> the case its `a` side is: the one it names (`a_case`), or (data
+    without that field) the case one of whose pastes is its `a` paste; only cases in `rows`."""
+    cases = {c["id"] for c in rows["cases"]}
+    pastes = {_paste(c[k]): c["id"] for c in rows["cases"] for k in ("evidence", "recurrence")}
+    out = {}
+    for neg in rows["negatives"]:
+        case = neg.get("a_case") or pastes.get(_paste(neg["a"]))
+        if case in cases:
+            out[neg["id"]] = case
+    return out
 
 
 def lesson_lines(rows: dict) -> list[dict]:
-    """`mem import` lines: every lesson on its evidence. A look-alike whose `a` paste is a
-    case's paste is that case (its lesson is the case's, not a second one)."""
+    """`mem import` lines: every lesson on its evidence. A look-alike whose `a` is a case
+    gets no second lesson: the case's lesson is its `a` lesson."""
     lines = [{"id": r["id"], "text": r["memory"], "evidence": r["evidence"],
               "tool": r.get("tool", "")} for r in rows["cases"] + rows["distractors"]]
-    cases = case_of_paste(rows)
+    cases = case_of_lookalike(rows)
     for neg in rows["negatives"]:
-        if _paste(neg["a"]) in cases:
+        if neg["id"] in cases:
             continue
         memory = neg.get("a_memory") or f"Lesson of this failure: {neg['why_different']}"
         lines.append({"id": neg["id"], "text": memory, "evidence": neg["a"],
@@ -85,10 +93,8 @@ def build_vault(rows: dict, vault: Path, docs: Path) -> dict:
     if refs:
         mem(vault, "ref", "add", str(docs))
     lessons = {m["id"]: m["sha"] for m in imported["memories"]}
-    cases = case_of_paste(rows)
-    for neg in rows["negatives"]:
-        if _paste(neg["a"]) in cases:
-            lessons[neg["id"]] = lessons.get(cases[_paste(neg["a"])])
+    for neg, case in case_of_lookalike(rows).items():
+        lessons[neg] = lessons[case]
     return {"lessons": lessons, "refs": refs,
             "counts": imported["counts"], "build_s": round(time.perf_counter() - started, 1)}
 

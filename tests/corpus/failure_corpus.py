@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rules import problems  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PARTS = HERE / "parts"
 SPLITS = ("dev", "heldout")
 SHARED_FILES = ("cases", "reference", "negatives", "decisions", "distractors")
-CASE_FIELDS = ("id", "tool", "evidence", "recurrence", "memory", "variant_query", "sources")
-QUOTE_WORDS = 8   # a lesson sharing this many consecutive words with its error quotes it
+
 
 
 def split_of(row_id: str) -> str:
@@ -42,16 +43,6 @@ def _rows(path: Path) -> list[dict]:
     return out
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def quotes(lesson: str, error: str, n: int = QUOTE_WORDS) -> bool:
-    """Whether `lesson` repeats `n` consecutive words of `error`."""
-    grams = lambda ws: {tuple(ws[i:i + n]) for i in range(len(ws) - n + 1)}  # noqa: E731
-    return bool(grams(_words(lesson)) & grams(_words(error)))
-
-
 def load(root: Path = HERE) -> dict[str, list[dict]]:
     """Every part's rows in the shared set's shape; each row gains `split` and `part`."""
     out: dict[str, list[dict]] = {name: [] for name in SHARED_FILES}
@@ -64,30 +55,18 @@ def load(root: Path = HERE) -> dict[str, list[dict]]:
                 "a": row["a"]["evidence"], "b": row["b"]["evidence"],
                 "a_memory": row["a"]["memory"], "b_memory": row["b"]["memory"],
                 "why_different": row["why_different"],
-                "sources": row["a"].get("sources", []) + row["b"].get("sources", [])})
+                "a_sources": row["a"].get("sources", []), "b_sources": row["b"].get("sources", []),
+                "sources": row["a"].get("sources", []) + row["b"].get("sources", []),
+                **{k: row[k] for k in ("a_case", "a_distinct", "b_case", "b_distinct")
+                   if row.get(k)}})
         for row in _rows(part / "references.jsonl"):
             out["reference"].append(dict(row, part=part.name))
         for row in _rows(part / "distractors.jsonl"):
             out["distractors"].append(dict(row, part=part.name))
-    out["cases"] = _one_case_per_thread(out["cases"])
     for rows in out.values():
         for row in rows:
             row["split"] = split_of(row["id"])
     return out
-
-
-def _one_case_per_thread(cases: list[dict]) -> list[dict]:
-    """Two collectors may reach the same thread: its failure is kept once (the case whose
-    id sorts first), so one failure never stands as two cases with two right answers."""
-    taken: set[str] = set()
-    kept = []
-    for case in sorted(cases, key=lambda c: c["id"]):
-        threads = set(case.get("sources", [])[:2])
-        if not threads & taken:
-            kept.append(case)
-        taken |= threads
-    order = {id(c): n for n, c in enumerate(cases)}
-    return sorted(kept, key=lambda c: order[id(c)])
 
 
 def of_split(rows: dict[str, list[dict]], split: str) -> dict[str, list[dict]]:
@@ -95,30 +74,6 @@ def of_split(rows: dict[str, list[dict]], split: str) -> dict[str, list[dict]]:
     the crowd every query is measured in, never a query themselves)."""
     return {name: [r for r in items if name in ("distractors", "decisions")
                    or r["split"] == split] for name, items in rows.items()}
-
-
-def problems(rows: dict[str, list[dict]]) -> list[str]:
-    """What breaks the corpus rules (by id): missing fields, duplicate ids, a lesson that
-    quotes its error, a recurrence that is its evidence, a recurrence from the same thread."""
-    found = []
-    ids = Counter(r["id"] for items in rows.values() for r in items)
-    found += [f"{i}: id used {n} times" for i, n in sorted(ids.items()) if n > 1]
-    for case in rows["cases"]:
-        missing = [f for f in CASE_FIELDS if not case.get(f)]
-        if missing:
-            found.append(f"{case.get('id')}: missing {', '.join(missing)}")
-            continue
-        if quotes(case["memory"], case["evidence"] + "\n" + case["recurrence"]):
-            found.append(f"{case['id']}: the lesson quotes its error")
-        if " ".join(case["evidence"].split()) == " ".join(case["recurrence"].split()):
-            found.append(f"{case['id']}: the recurrence is the evidence")
-        if len(case["sources"]) < 2 or case["sources"][0] == case["sources"][1]:
-            found.append(f"{case['id']}: evidence and recurrence need two threads")
-    for neg in rows["negatives"]:
-        for side in ("a", "b"):
-            if quotes(neg[f"{side}_memory"], neg[side]):
-                found.append(f"{neg['id']}: lesson {side} quotes its error")
-    return found
 
 
 def main() -> int:
