@@ -6,9 +6,12 @@ kept under `--work` and copied afresh for each run (a lookup records occurrences
 asks every dev query through `Engine.context` and writes, per query, the tier, memory
 ids, scores (rounded) and seen counts, and a sha256 of the whole canonical body with
 its `last_seen` timestamps taken out. Two runs of the same lookup code give
-byte-identical files; compare the file of a change with the one of its base.
+byte-identical files, but for a rare flip at the edge of a candidate list (a copy
+reloading while a leg searches: the store answers, to the sixth decimal); `--compare`
+lists the answers that differ between two files.
 
     PYTHONPATH=server .venv/bin/python bench/bodies.py --out /tmp/after.json
+    .venv/bin/python bench/bodies.py --compare /tmp/before.json /tmp/after.json
 """
 
 from __future__ import annotations
@@ -104,15 +107,33 @@ def run(work: Path, distractors: int, repeat: int = 1) -> dict:
     return {"vault": source.parent.name, "queries": len(asked), "bodies": out}
 
 
+def compare(before: Path, after: Path) -> int:
+    """Print the answers that differ (field by field); the number of them."""
+    a, b = (json.loads(p.read_text())["bodies"] for p in (before, after))
+    differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    for key in differ:
+        old, new = a.get(key) or {}, b.get(key) or {}
+        for field in sorted(old.keys() | new.keys()):
+            if field != "body_sha" and old.get(field) != new.get(field):
+                print(f"{key} {field}:\n  - {old.get(field)}\n  + {new.get(field)}")
+    print(f"{len(differ)} of {len(a)} answers differ")
+    return len(differ)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
     parser.add_argument("--work", type=Path,
                         default=Path(tempfile.gettempdir()) / "poimen-bodies")
     parser.add_argument("--distractors", type=int, default=DISTRACTORS)
     parser.add_argument("--repeat", type=int, default=2,
                         help="rounds of every query (seen counts grow between rounds)")
     args = parser.parse_args()
+    if args.compare:
+        raise SystemExit(1 if compare(*args.compare) else 0)
+    if args.out is None:
+        parser.error("--out or --compare is needed")
     result = run(args.work, args.distractors, args.repeat)
     args.out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     print(f"{len(result['bodies'])} bodies -> {args.out}")

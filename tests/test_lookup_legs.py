@@ -5,10 +5,15 @@ model) answers a few dev queries.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 import dev_rows
 from poimen.engine import Engine
+from poimen.lookup import candidates, parse_request, prepare, query
+from poimen.lookup.tier1 import LESSON_LEVELS
+from poimen.lookup.run import LEG_THREADS
 
 CASES = dev_rows.rows("cases")[:4]
 
@@ -26,6 +31,33 @@ def requests():
     for case in CASES:
         yield {"signature_source": case["recurrence"]}
         yield {"task": case["variant_query"]}
+
+
+@pytest.mark.parametrize("levels", [LESSON_LEVELS, ("R",)])
+def test_full_text_run_ahead_gives_the_same_candidates(engine, levels):
+    for raw in requests():
+        run, _ = prepare(engine, parse_request(raw, "p", 1200))
+        run.vector = query.vector(run)
+        inline = candidates.gather(run, levels)
+        ahead = candidates.gather(run, levels, candidates.fulltext(run, levels))
+        assert list(inline.scores.items()) == list(ahead.scores.items())
+        assert inline.rows.keys() == ahead.rows.keys()
+        assert inline.linked == ahead.linked
+
+
+def _leg_threads() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.name.startswith("poimen-leg")}
+
+
+def test_lookups_reuse_the_leg_threads(engine):
+    engine.context({"signature_source": CASES[0]["recurrence"]})
+    first, seen = _leg_threads(), set()
+    for raw in list(requests()) * 2:
+        body = engine.context(raw)
+        assert body["lessons"], raw
+        seen |= _leg_threads()
+    assert first and first <= _leg_threads(), "the first lookup's leg threads were ended"
+    assert len(seen) <= LEG_THREADS
 
 
 def test_a_retry_answers_the_same_body_and_a_new_request_counts_once_more(engine):
