@@ -69,3 +69,14 @@ def test_a_retry_answers_the_same_body_and_a_new_request_counts_once_more(engine
     counts = [[i["sha"], i["seen_count"]] for i in first["lessons"] if i["tier"] == 1]
     assert [[i["sha"], i["seen_count"] - 1] for i in again["lessons"]
             if i["tier"] == 1] == counts
+
+
+def test_the_same_query_again_is_not_embedded_again(engine, monkeypatch):
+    ask = {"signature_source": CASES[2]["recurrence"], "request_id": "legs-hover"}
+    first = engine.context(ask)
+    computed = []
+    compute = engine.embedder._compute
+    monkeypatch.setattr(engine.embedder, "_compute",
+                        lambda texts: computed.extend(texts) or compute(texts))
+    assert engine.context(ask) == first   # the hover after the diagnostic
+    assert computed == []
