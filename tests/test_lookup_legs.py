@@ -6,6 +6,7 @@ model) answers a few dev queries.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -80,3 +81,39 @@ def test_the_same_query_again_is_not_embedded_again(engine, monkeypatch):
                         lambda texts: computed.extend(texts) or compute(texts))
     assert engine.context(ask) == first   # the hover after the diagnostic
     assert computed == []
+
+
+def _drained(engine, limit_s: float = 30.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while engine.vault.deferred.pending() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not engine.vault.deferred.pending(), "occurrences were never applied"
+
+
+def test_occurrences_are_logged_before_the_answer_and_applied_in_the_background(engine):
+    ask = {"signature_source": CASES[3]["recurrence"], "request_id": "legs-later"}
+    threads = []
+    housekeeping = engine.vault._housekeeping
+
+    def spy(applied):
+        threads.append(threading.current_thread().name)
+        return housekeeping(applied)
+
+    engine.vault._housekeeping = spy
+    try:
+        before = engine.context(dict(ask, request_id="legs-later-0"))
+        body = engine.context(ask)
+        logged = [e.rec for e in engine.vault.log.entries()
+                  if e.rec.get("request_id") == "legs-later"]
+        assert logged and {r["type"] for r in logged} == {"occurrence"}
+        seen = {i["sha"]: i["seen_count"] for i in body["lessons"] if i["tier"] == 1}
+        assert seen and seen == {i["sha"]: i["seen_count"] + 1 for i in before["lessons"]
+                                 if i["tier"] == 1}
+        assert engine.context(ask) == body   # a retry, applied or not, counts once
+        _drained(engine)
+        assert engine.context(ask) == body
+        rows = engine.store.count("occurrences", "request_id = 'legs-later'")
+        assert rows == len(logged)
+    finally:
+        engine.vault._housekeeping = housekeeping
+    assert threads and set(threads) == {"poimen-apply"}, threads

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .canonical import canonical, sha256_text
+from .deferred import Deferred
 from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir, private_umask
 from .store import TABLES, Store, _in, _quote
@@ -63,6 +64,7 @@ class Vault:
         self._reproject = reproject  # (memory, evidence) pairs -> projection shas, for rebuilds
         self._since_optimize: dict[str, int] = {}
         self._optimize_every: dict[str, int] = {}
+        self.deferred = Deferred(self)
         self.repairs = self.log.open()
         with self.log.locked():
             self.rebuilt_because = self._out_of_step()
@@ -139,6 +141,10 @@ class Vault:
             self._save_watermark(offsets)
             self._housekeeping(len(entries))
         return results
+
+    def acknowledge(self, records: list[dict]) -> list[tuple[str, bool]]:
+        """Occurrence records: logged durably now, applied in the background (`deferred`)."""
+        return self.deferred.acknowledge(records)
 
     def _housekeeping(self, applied: int) -> None:
         """Optimize each table after OPTIMIZE_EVERY applied writes, or a fiftieth of its
