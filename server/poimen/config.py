@@ -8,6 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+def missing_vault(location) -> str | None:
+    """Why no vault is at a folder `location` (None when one is, or for a team vault's
+    URI, which only opening it tells)."""
+    from .team.objects import is_remote
+
+    if is_remote(location) or (Path(location).expanduser() / "log").is_dir():
+        return None
+    return f"no vault at {Path(location).expanduser()} (run `mem init` first)"
+
+
 def default_vault() -> Path | str:
     """`POIMEN_VAULT` (a folder or an `s3://` URI), else `$XDG_DATA_HOME/poimen` (one
     vault for all projects)."""

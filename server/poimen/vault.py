@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .canonical import canonical, sha256_text
+from .config import missing_vault
 from .deferred import Deferred
 from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir, private_umask
@@ -53,8 +54,9 @@ class Vault:
                  reproject: Callable[[list[tuple[str, list[str]]]], list[str]] | None = None,
                  create: bool = True):
         self.path = Path(path).expanduser()
-        if not create and not (self.path / "log").is_dir():
-            raise VaultError(f"no vault at {self.path} (run `mem init` first)")
+        missing = None if create else missing_vault(self.path)
+        if missing:
+            raise VaultError(missing)
         private_umask()
         make_dir(self.path)
         self.log = Log(self.path / "log")
