@@ -28,18 +28,24 @@ class Deferred:
         self._thread: threading.Thread | None = None
 
     def acknowledge(self, records: list[dict]) -> list[tuple[str, bool]]:
-        """Append occurrence records durably; (sha, newly appended) per record."""
+        """Append occurrence records durably; (sha, newly appended) per record. They are
+        applied once `start()` is called (a lookup calls it after its answer, so the
+        apply does not take CPU from the answer)."""
         results = self.vault.log.append_timed(records)
         with self._lock:
             for rec, (sha, new, at) in zip(records, results):
                 if new:
                     self._pending[sha] = (rec["sig_sha"], at)
+        return [(sha, new) for sha, new, _ in results]
+
+    def start(self) -> None:
+        """Apply what is pending on the background thread (started if need be)."""
+        with self._lock:
             if self._pending and self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="poimen-apply",
                                                 daemon=True)
                 _running.add(self._thread)
                 self._thread.start()
-        return [(sha, new) for sha, new, _ in results]
 
     def pending(self) -> dict[str, tuple[str, str]]:
         """Acknowledged occurrences maybe not in the table yet: sha -> (sig_sha, at)."""

@@ -60,6 +60,7 @@ def lookup(engine, request: dict, log_line: bool = True) -> dict:
         budget = budgeting.apply(sections, req.budget, run.count)
     finally:
         run.cancel()
+        engine.vault.deferred.start()   # occurrences logged by tier 1, applied after
     body = answer.body(run, tool, tier1_hits.info, sections, budget)
     if log_line:
         answer.log_line(run, body, started)
