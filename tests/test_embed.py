@@ -1,5 +1,7 @@
 """The ONNX embedder: normalised vectors, sensible neighbours, batch equals single."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,14 @@ def test_an_unusable_thread_count_is_a_clear_error(monkeypatch, value):
         EmbedderConfig.from_env()
     monkeypatch.setenv("POIMEN_EMBED_THREADS", "2")
     assert EmbedderConfig.from_env().threads == 2
+
+
+def test_a_memoised_text_does_not_wait_for_another_computation(embedder):
+    text = "ModuleNotFoundError: No module named 'requests'"
+    expected = embedder.embed_one(text)
+    done = threading.Event()
+    with embedder._lock:   # another thread's long computation holds the model
+        threading.Thread(target=lambda: (embedder.embed_one(text), done.set()),
+                         daemon=True).start()
+        assert done.wait(10), "a memoised vector waited for a computation"
+    assert np.array_equal(embedder.embed_one(text), expected)

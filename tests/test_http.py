@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from pathlib import Path
 
 import httpx
@@ -211,3 +212,47 @@ def test_off_loopback_with_a_token_serves_any_host_name_but_only_with_the_token(
         assert "token required" in wide.log()
     finally:
         wide.stop()
+
+
+def test_health_answers_while_the_engine_opens_and_a_lookup_waits_for_it(vault):
+    from fastapi.testclient import TestClient
+
+    from poimen.engine import Engine
+    from poimen.http import Opening, create_app
+
+    go = threading.Event()
+    opening = Opening(lambda: go.wait(60) and Engine(vault, "alpha", create=False),
+                      str(vault))
+    client = TestClient(create_app(opening), base_url="http://127.0.0.1")
+    assert client.get("/health").json() == {"ok": True, "ready": False, "vault": str(vault)}
+    asked = []
+    waiting = threading.Thread(target=lambda: asked.append(
+        client.post("/memory/context", json={"task": "deploy the docs site"})))
+    waiting.start()
+    waiting.join(1.0)
+    assert waiting.is_alive() and not asked   # the lookup waits for the engine
+    go.set()
+    waiting.join(120)
+    assert asked[0].status_code == 200 and "lessons" in asked[0].json()
+    assert client.get("/health").json() == {"ok": True, "ready": True, "vault": str(vault)}
+
+
+def test_an_engine_that_cannot_open_is_a_503_with_the_reason(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from poimen.engine import Engine
+    from poimen.http import Opening, create_app
+
+    opening = Opening(lambda: Engine(tmp_path / "nowhere", "alpha", create=False),
+                      str(tmp_path / "nowhere"))
+    client = TestClient(create_app(opening), base_url="http://127.0.0.1")
+    asked = client.post("/memory/context", json={"task": "x"})
+    assert asked.status_code == 503 and "no vault at" in asked.json()["reason"]
+    health = client.get("/health")
+    assert health.status_code == 503 and "no vault at" in health.json()["reason"]
+
+
+def test_serve_on_a_missing_vault_is_named_before_it_listens(tmp_path):
+    done = subprocess.run(MEM + ["--vault", str(tmp_path / "nowhere"), "serve", "--port",
+                                 "1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no vault at" in done.stderr and "mem init" in done.stderr

@@ -10,6 +10,16 @@ from pathlib import Path
 from .team.objects import is_remote
 
 
+def missing_vault(location) -> str | None:
+    """Why no vault is at a folder `location` (None when one is, or for a team vault's
+    URI, which only opening it tells)."""
+    from .team.objects import is_remote
+
+    if is_remote(location) or (Path(location).expanduser() / "log").is_dir():
+        return None
+    return f"no vault at {Path(location).expanduser()} (run `mem init` first)"
+
+
 def default_vault() -> Path | str:
     """`POIMEN_VAULT` (a folder, an `s3://` or `az://` URI), else `$XDG_DATA_HOME/poimen` (one
     vault for all projects)."""

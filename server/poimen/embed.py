@@ -5,8 +5,9 @@ batch it was computed in: live writes and `mem rebuild --from-log` give bit-equa
 vectors. Texts of equal token length are still run together, since they need no
 padding either. Runs use one ONNX thread each and are spread over a few worker
 threads (`POIMEN_EMBED_THREADS`; whole texts in parallel beat one text split over threads on a busy CPU, and
-the thread count does not change a bit of the result). Vectors are memoised by text,
-and vectors known in advance (the symptom catalogue's) can be pinned.
+the thread count does not change a bit of the result). Vectors are memoised by text
+(the last MEMO_SIZE: a lookup's query vector is this cache), and vectors known in
+advance (the symptom catalogue's) can be pinned.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class Embedder:
             DEFAULT_MODEL_ID if config.model_path is None
             else f"onnx:{_file_sha(self.model_path)[:12]}")
         self.threads = config.threads or max(1, min(4, _usable_cpus()))
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()        # held while computing
+        self._memo_lock = threading.Lock()   # held only to read or write the memo
         self._session = None
         self._tokenizer = None
         self._counter = None
@@ -129,29 +131,43 @@ class Embedder:
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Vectors for `texts`, one row each, in order."""
+        """Vectors for `texts`, one row each, in order. A memoised text (a lookup's query
+        asked again: a hover after a diagnostic) never waits for another computation."""
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts)
-                       if t not in self._pinned and t not in self._memo]
-            if missing:
-                for text, vec in zip(missing, self._compute(missing)):
-                    self._memo[text] = vec
+        missing = self._recall(texts, out)
+        if missing:
+            with self._lock:   # one computation at a time
+                missing = self._recall(texts, out)   # computed meanwhile by another
+                vectors = self._compute(list(missing)) if missing else ()
+                with self._memo_lock:
+                    for (text, rows), vec in zip(missing.items(), vectors):
+                        out[rows] = vec
+                        self._memo[text] = vec
+                    while len(self._memo) > MEMO_SIZE:
+                        self._memo.popitem(last=False)
+        return out
+
+    def _recall(self, texts: list[str], out: np.ndarray) -> dict[str, list[int]]:
+        """Fill the rows of `out` whose text is pinned or memoised; the other texts,
+        each with its rows, in first-seen order."""
+        missing: dict[str, list[int]] = {}
+        with self._memo_lock:
             for i, text in enumerate(texts):
                 vec = self._pinned.get(text)
-                if vec is None:
+                if vec is None and text in self._memo:
                     vec = self._memo[text]
                     self._memo.move_to_end(text)
-                out[i] = vec
-            while len(self._memo) > MEMO_SIZE:
-                self._memo.popitem(last=False)
-        return out
+                if vec is None:
+                    missing.setdefault(text, []).append(i)
+                else:
+                    out[i] = vec
+        return missing
 
     def pin(self, texts: list[str], vectors: np.ndarray) -> None:
         """Keep these vectors for good (they must be this embedder's own, e.g. cached)."""
-        with self._lock:
+        with self._memo_lock:
             for text, vec in zip(texts, vectors):
                 vec = np.array(vec, dtype=np.float32)
                 vec.flags.writeable = False

@@ -270,12 +270,14 @@ class Engine:
         return self.record_occurrences([sig_sha], project, request_id)[0]
 
     def record_occurrences(self, sig_shas: Sequence[str], project: str | None = None,
-                           request_id: str | None = None) -> list[bool]:
-        """`record_occurrence` for several signatures of one request, in one commit."""
+                           request_id: str | None = None, later: bool = False) -> list[bool]:
+        """`record_occurrence` for several signatures of one request, in one commit;
+        `later`: logged durably now, applied to the tables in the background."""
         request_id = request_id or uuid.uuid4().hex
         records = [{"type": "occurrence", "sig_sha": sha, "project": project or self.project,
                     "request_id": request_id} for sha in sig_shas]
-        return [new for _, new in self.vault.commit(records)]
+        written = self.vault.acknowledge(records) if later else self.vault.commit(records)
+        return [new for _, new in written]
 
     # -- read path ----------------------------------------------------------------
     def context(self, request: dict) -> dict:

@@ -13,7 +13,7 @@ import logging
 import secrets
 import sys
 import threading
-from typing import Literal, Optional
+from typing import Callable, Literal, Optional
 
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
@@ -32,6 +32,41 @@ log = logging.getLogger("poimen.http")
 
 class ServeError(ValueError):
     """The server cannot start as asked (the message says why)."""
+
+
+class Opening:
+    """The engine, opened on a thread while the server already answers `/health`
+    (importing LanceDB and opening the vault are most of a cold start); a request
+    for an answer waits for it."""
+
+    def __init__(self, open_engine: Callable[[], object], location: str):
+        self.location = location
+        self._done = threading.Event()
+        self._engine, self._error = None, None
+        threading.Thread(target=self._open, args=(open_engine,), name="poimen-open",
+                         daemon=True).start()
+
+    def _open(self, open_engine) -> None:
+        try:
+            self._engine = open_engine()
+        except Exception as exc:  # noqa: BLE001 - every request reports it
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def opened(self) -> bool:
+        return self._done.is_set()
+
+    def get(self):
+        """The engine once open; raises what opening it raised."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._engine
+
+
+def _engine(engine):
+    return engine.get() if isinstance(engine, Opening) else engine
 
 
 class ContextRequest(BaseModel):
@@ -185,7 +220,7 @@ def create_app(engine, token: str | None = None, max_body: int = MAX_BODY_BYTES,
     async def memory_context(request: ContextRequest):
         payload = request.model_dump(exclude_none=True)
         try:
-            body = await run_in_threadpool(engine.context, payload)
+            body = await run_in_threadpool(lambda: _engine(engine).context(payload))
         except BadContextRequest as exc:
             return _error(422, "bad request", str(exc))
         except Exception as exc:  # noqa: BLE001 - legs never get here; the vault can
@@ -195,17 +230,23 @@ def create_app(engine, token: str | None = None, max_body: int = MAX_BODY_BYTES,
 
     @app.get("/health")
     async def health():
-        return {"ok": True, "vault": str(engine.vault.path)}
+        if isinstance(engine, Opening) and not engine.opened():
+            return {"ok": True, "ready": False, "vault": engine.location}
+        try:
+            return {"ok": True, "ready": True, "vault": str(_engine(engine).vault.path)}
+        except Exception as exc:  # noqa: BLE001 - the vault could not be opened
+            return _error(503, "unavailable", f"{type(exc).__name__}: {exc}")
 
     return app
 
 
-def _warm(engine) -> None:
-    """Load the model and indexes while uvicorn starts (the first request needs them)."""
+def _warm(opening: Opening) -> None:
+    """Open the engine, load the model and indexes while uvicorn starts (the first
+    request needs them)."""
     from .lookup import warm
 
     try:
-        warm(engine)
+        warm(opening.get())
     except Exception as exc:  # noqa: BLE001 - the first real request reports it
         log.info("warm-up skipped: %s", exc)
 
@@ -231,18 +272,20 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def serve(engine, host: str = "127.0.0.1", port: int = 7878,
-          token: str | None = None, max_body: int = MAX_BODY_BYTES) -> None:
-    """Run the server until interrupted; off-loopback binding needs a token."""
-    import uvicorn
-
+def serve(open_engine: Callable[[], object], location: str, host: str = "127.0.0.1",
+          port: int = 7878, token: str | None = None, max_body: int = MAX_BODY_BYTES) -> None:
+    """Run the server until interrupted; off-loopback binding needs a token. The engine
+    (`open_engine()`, over the vault at `location`) opens beside uvicorn's start."""
     if not is_loopback(host) and not token:
         raise ServeError(f"binding to {host} exposes the vault beyond this machine; "
                          "give --token (or POIMEN_TOKEN) so requests must present it")
+    opening = Opening(open_engine, location)
+    import uvicorn
+
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     auth = "token required" if token else "no token (loopback only)"
-    print(f"poimen serving {engine.vault.path} on http://{host}:{port} ({auth})",
+    print(f"poimen serving {location} on http://{host}:{port} ({auth})",
           file=sys.stderr, flush=True)
-    threading.Thread(target=_warm, args=(engine,), name="poimen-warm", daemon=True).start()
-    uvicorn.run(create_app(engine, token, max_body, is_loopback(host)), host=host, port=port,
-                log_level="warning", access_log=False)
+    threading.Thread(target=_warm, args=(opening,), name="poimen-warm", daemon=True).start()
+    uvicorn.run(create_app(opening, token, max_body, is_loopback(host)), host=host,
+                port=port, log_level="warning", access_log=False)

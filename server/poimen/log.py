@@ -355,6 +355,10 @@ class Log:
         return self.append_many([rec])[0]
 
     def append_many(self, recs: Iterable[dict]) -> list[tuple[str, bool]]:
+        return [(sha, new) for sha, new, _ in self.append_timed(recs)]
+
+    def append_timed(self, recs: Iterable[dict]) -> list[tuple[str, bool, str | None]]:
+        """`append_many`, with each new record's `at` (None for one already held)."""
         results = []
         with self.locked():
             make_dir(self.segments_dir)
@@ -363,12 +367,12 @@ class Log:
             for rec in recs:
                 sha = record_sha(rec)
                 if sha in self._shas:
-                    results.append((sha, False))
+                    results.append((sha, False, None))
                     continue
                 at = self._next_at()
                 lines.append(canonical({"at": at, "rec": rec, "sha": sha}) + "\n")
                 self._shas.add(sha)
-                results.append((sha, True))
+                results.append((sha, True, at))
             if lines:
                 repair = self._repair_tail(path) if path.exists() else None
                 if repair:  # a writer died mid-line since we opened: never glue onto it

@@ -268,18 +268,15 @@ class Resident:
         return [dict(row) for sha in dict.fromkeys(memory_shas)
                 for row in held[1].get(sha, ())]
 
-    def seen_many(self, sig_shas: Sequence[str], without: str | None = None
-                  ) -> dict[str, tuple[int, str | None]]:
+    def seen_many(self, sig_shas: Sequence[str], without: str | None = None,
+                  pending: dict | None = None) -> dict[str, tuple[int, str | None]]:
         """`Store.seen_many`: evidence from the copy, occurrences in one query."""
         held = self._signatures()
         if held is None:
-            return self.store.seen_many(sig_shas, without)
+            return self.store.seen_many(sig_shas, without, pending)
         times = {sha: [r["at"] for r in held[0].get(sha, ())
                        if r["level"] == "L0" and r["memory_sha"] != without]
                  for sha in sig_shas}
         if times:
-            for r in (self.store.table("occurrences").search()
-                      .where(_in("sig_sha", sorted(times))).select(["sig_sha", "at"])
-                      .limit(10_000_000).to_list()):
-                times[r["sig_sha"]].append(r["at"])
+            self.store.occurrence_times(times, pending)
         return {sha: (len(ts), max(ts)[:10] if ts else None) for sha, ts in times.items()}

@@ -378,23 +378,35 @@ class Store:
         """How often a signature was seen (evidence + occurrences) and when last."""
         return self.seen_many([sig_sha])[sig_sha]
 
-    def seen_many(self, sig_shas: Sequence[str], without: str | None = None
-                  ) -> dict[str, tuple[int, str | None]]:
+    def seen_many(self, sig_shas: Sequence[str], without: str | None = None,
+                  pending: dict | None = None) -> dict[str, tuple[int, str | None]]:
         """`seen` for each signature, in two queries; `without`: an evidence sha left
-        out (a request's own, just recorded, is not an earlier sighting)."""
+        out (a request's own, just recorded, is not an earlier sighting); `pending`:
+        see `occurrence_times`."""
         times: dict[str, list[str]] = {sha: [] for sha in sig_shas}
         if not times:
             return {}
         where = _in("sig_sha", sorted(times))
         if without:
             where += f" AND memory_sha != {_quote(without)}"
-        evidence = (self.table("signatures").search().where(f"{where} AND level = 'L0'")
-                    .select(["sig_sha", "at"]).limit(1_000_000).to_list())
-        occurrences = (self.table("occurrences").search().where(_in("sig_sha", sorted(times)))
-                       .select(["sig_sha", "at"]).limit(10_000_000).to_list())
-        for r in evidence + occurrences:
+        for r in (self.table("signatures").search().where(f"{where} AND level = 'L0'")
+                  .select(["sig_sha", "at"]).limit(1_000_000).to_list()):
             times[r["sig_sha"]].append(r["at"])
+        self.occurrence_times(times, pending)
         return {sha: (len(ts), max(ts)[:10] if ts else None) for sha, ts in times.items()}
+
+    def occurrence_times(self, times: dict[str, list[str]], pending: dict | None) -> None:
+        """Add each signature's occurrences to `times` (sig_sha -> ats): the table's,
+        and those of `pending` (sha -> (sig_sha, at): logged, maybe not applied yet;
+        taken before this reads the table) that the table does not hold yet."""
+        rows = (self.table("occurrences").search().where(_in("sig_sha", sorted(times)))
+                .select(["sha", "sig_sha", "at"]).limit(10_000_000).to_list())
+        for r in rows:
+            times[r["sig_sha"]].append(r["at"])
+        held = {r["sha"] for r in rows}
+        for sha, (sig_sha, at) in sorted((pending or {}).items()):
+            if sig_sha in times and sha not in held:
+                times[sig_sha].append(at)
 
     def vectors_of(self, memory_shas: Sequence[str], kind: str) -> dict[str, np.ndarray]:
         """Stored vectors of one kind for the given memories (one query)."""

@@ -18,6 +18,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .canonical import canonical, sha256_text
+from .config import missing_vault
+from .deferred import Deferred
 from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir, private_umask
 from .store import TABLES, Store, _in, _quote
@@ -52,8 +54,9 @@ class Vault:
                  reproject: Callable[[list[tuple[str, list[str]]]], list[str]] | None = None,
                  create: bool = True):
         self.path = Path(path).expanduser()
-        if not create and not (self.path / "log").is_dir():
-            raise VaultError(f"no vault at {self.path} (run `mem init` first)")
+        missing = None if create else missing_vault(self.path)
+        if missing:
+            raise VaultError(missing)
         private_umask()
         make_dir(self.path)
         self.log = Log(self.path / "log")
@@ -63,6 +66,7 @@ class Vault:
         self._reproject = reproject  # (memory, evidence) pairs -> projection shas, for rebuilds
         self._since_optimize: dict[str, int] = {}
         self._optimize_every: dict[str, int] = {}
+        self.deferred = Deferred(self)
         self.repairs = self.log.open()
         with self.log.locked():
             self.rebuilt_because = self._out_of_step()
@@ -144,6 +148,10 @@ class Vault:
             self._save_watermark(offsets)
             self._housekeeping(len(entries))
         return results
+
+    def acknowledge(self, records: list[dict]) -> list[tuple[str, bool]]:
+        """Occurrence records: logged durably now, applied in the background (`deferred`)."""
+        return self.deferred.acknowledge(records)
 
     def _housekeeping(self, applied: int) -> None:
         """Optimize each table after OPTIMIZE_EVERY applied writes, or a fiftieth of its

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ._common import engine
+from ._common import engine, options
 
 
 def register(app: typer.Typer) -> None:
@@ -22,11 +22,16 @@ def register(app: typer.Typer) -> None:
               max_body: int = typer.Option(2 * 1024 * 1024, "--max-body", min=1,
                                            help="Request size limit in bytes.")):
         """Serve the context lookup over HTTP (OpenAPI schema at /openapi.json)."""
+        from ..config import default_vault, missing_vault
         from ..http import ServeError, serve as run
 
+        location = options(ctx).vault or default_vault()
         try:
-            run(engine(ctx), host, port, token or os.environ.get("POIMEN_TOKEN") or None,
-                max_body)
+            missing = missing_vault(location)
+            if missing:   # said now: the engine itself opens while the server starts
+                raise ServeError(missing)
+            run(lambda: engine(ctx), str(location), host, port,
+                token or os.environ.get("POIMEN_TOKEN") or None, max_body)
         except ServeError as exc:
             sys.stderr.write(f"mem: error: {exc}\n")
             raise typer.Exit(2)

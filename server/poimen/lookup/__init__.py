@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from .. import budget as budgeting
 from .. import resident
@@ -37,17 +36,19 @@ def lookup(engine, request: dict, log_line: bool = True) -> dict:
     started = time.perf_counter()
     engine.vault.catch_up()   # see what other processes (`mem remember`, …) wrote
     run, tool = prepare(engine, req)
-    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="poimen-leg")
     try:
-        get_t1 = run.leg("tier1", lambda: tier1(run, run.signatures), pool, Tier1())
-        get_vector = run.leg("embedder", lambda: query.vector(run), pool, None)
+        # the embedding first: the longest leg, overlapped with tier 1's reads and writes
+        get_vector = run.leg("embedder", lambda: query.vector(run), None)
+        get_t1 = run.leg("tier1", lambda: tier1(run, run.signatures), Tier1())
+        bm25 = {levels: run.start(candidates.fulltext, run, levels)
+                for levels in (LESSON_LEVELS, ("R",))}
         run.vector = get_vector(max(run.timeout, EMBED_TIMEOUT_S))
         if run.vector is None and run.query:
             run.degraded.append("tier2: embedder unavailable, full-text + trigram only")
-        get_t2 = run.leg("tier2", lambda: _scored(run, LESSON_LEVELS, tool), pool, ({}, {}))
-        get_sk = run.leg("skills", lambda: _skills(run), pool, [])
+        get_t2 = run.leg("tier2", lambda: _scored(run, LESSON_LEVELS, tool, bm25), ({}, {}))
+        get_sk = run.leg("skills", lambda: _skills(run), [])
         # tier 3 starts beside tier 2, but its answer is taken only if budget is left
-        get_t3 = run.leg("tier3", lambda: _scored(run, ("R",), tool), pool, ({}, {}))
+        get_t3 = run.leg("tier3", lambda: _scored(run, ("R",), tool, bm25), ({}, {}))
         tier1_hits = get_t1()
         (scored, known), skill_hits = get_t2(), get_sk()
         first, second = answer.lessons(run, tier1_hits, scored, known)
@@ -58,7 +59,8 @@ def lookup(engine, request: dict, log_line: bool = True) -> dict:
         sections = budgeting.Sections(first, second, skill_items, refs)
         budget = budgeting.apply(sections, req.budget, run.count)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        run.cancel()
+        engine.vault.deferred.start()   # occurrences logged by tier 1, applied after
     body = answer.body(run, tool, tier1_hits.info, sections, budget)
     if log_line:
         answer.log_line(run, body, started)
@@ -76,9 +78,10 @@ def prepare(engine, req: Request) -> tuple[Run, str | None]:
     return run, tool
 
 
-def _scored(run: Run, levels: tuple, tool: str | None) -> tuple[dict, dict]:
-    """(sha -> scored candidate, sha -> its own sig_shas) over `levels`."""
-    found = candidates.gather(run, levels)
+def _scored(run: Run, levels: tuple, tool: str | None, bm25: dict) -> tuple[dict, dict]:
+    """(sha -> scored candidate, sha -> its own sig_shas) over `levels`; `bm25`: the
+    full-text searches per levels, started beside the embedding."""
+    found = candidates.gather(run, levels, bm25[levels].result())
     scored = fusion.score_all(run, found, tool)
     run.count.prime([hit["row"].text for hit in scored.values() if hit["relevant"]])
     return scored, found.own_signatures

@@ -54,7 +54,8 @@ def lessons(run: Run, tier1: Tier1, scored: dict, seen_known: dict) -> tuple[lis
         second.append(item)
         if len(second) == TIER2_LIMIT:
             break
-    seen = seen_of(store, [i["sha"] for i in second], seen_known)
+    seen = seen_of(store, [i["sha"] for i in second], seen_known,
+                   run.engine.vault.deferred.pending())
     for item in second:
         item["seen_count"], item["last_seen"] = seen[item["sha"]]
     first.sort(key=lambda i: (i.pop("signature_rank"), -i["rerank"], i["sha"]))
@@ -107,17 +108,18 @@ def _direct_scores(run: Run, items: list[dict], stored: dict) -> None:
         item["score"] = r(float(np.dot(run.vector, vector)))
 
 
-def seen_of(store, shas: list[str], known: dict[str, set[str]]
+def seen_of(store, shas: list[str], known: dict[str, set[str]], pending: dict
             ) -> dict[str, tuple[int, str | None]]:
     """(seen_count, last_seen) of lessons by their best-known signature; (0, None)
-    without one. `known`: the signatures of memories the candidates already read."""
+    without one. `known`: the signatures of memories the candidates already read;
+    `pending`: occurrences logged but maybe not applied (`Store.occurrence_times`)."""
     if not shas:
         return {}
     by_memory = {sha: known[sha] for sha in shas if sha in known}
     for row in store.signatures_of([sha for sha in shas if sha not in known]):
         by_memory.setdefault(row["memory_sha"], set()).add(row["sig_sha"])
-    seen_of_sig = store.seen_many(sorted(set().union(*by_memory.values()))
-                                  ) if by_memory else {}
+    seen_of_sig = store.seen_many(sorted(set().union(*by_memory.values())),
+                                  pending=pending) if by_memory else {}
     out = {}
     for sha in shas:
         best = (0, None)

@@ -46,8 +46,22 @@ class Candidates:
             kept[kind] = max(score, kept.get(kind, score))
 
 
-def gather(run: Run, levels: tuple) -> Candidates:
-    """Candidates over `levels` (superseded included, so successors surface)."""
+def fulltext(run: Run, levels: tuple) -> list[tuple[str, list]]:
+    """The BM25 searches over `levels`, as (kind, ranked hits) in the order `gather`
+    adds them; they need no query vector, so they run beside the embedding."""
+    if not run.query:
+        return []
+    lessons = levels == LESSON_LEVELS
+    query = run.fulltext if lessons else _reference_query(run)
+    out = [("fulltext", [(h.memory_sha, h.score) for h in run.store.search_fulltext(
+        query, limit=SEARCH_LIMIT, levels=levels, include_superseded=True)])]
+    return out + (_evidence_fulltext(run) if lessons else [])
+
+
+def gather(run: Run, levels: tuple, bm25: list[tuple[str, list]] | None = None
+           ) -> Candidates:
+    """Candidates over `levels` (superseded included, so successors surface); `bm25`:
+    `fulltext(run, levels)` when it was already run."""
     store, found = run.store, Candidates(levels)
     if not run.query:
         return found
@@ -58,11 +72,8 @@ def gather(run: Run, levels: tuple) -> Candidates:
             found.add(kind, [(h.memory_sha, h.score) for h in store.search_vectors(
                 run.vector, kind=kind, limit=SEARCH_LIMIT, levels=levels,
                 include_superseded=True)])
-    query = run.fulltext if lessons else _reference_query(run)
-    found.add("fulltext", [(h.memory_sha, h.score) for h in store.search_fulltext(
-        query, limit=SEARCH_LIMIT, levels=levels, include_superseded=True)])
-    if lessons:
-        _evidence_fulltext(run, found)
+    for kind, ranked in fulltext(run, levels) if bm25 is None else bm25:
+        found.add(kind, ranked)
     if run.vector is None:
         found.add("trigram", _trigram_hits(run, levels))
     else:
@@ -83,11 +94,12 @@ def _reference_query(run: Run) -> str:
     return "\n".join(dict.fromkeys([run.fulltext] + messages))
 
 
-def _evidence_fulltext(run: Run, found: Candidates) -> None:
+def _evidence_fulltext(run: Run) -> list[tuple[str, list]]:
     """BM25 over evidence: each lesson scores its best-matching evidence, cited by it or
     by a lesson it generalises (as its evidence view, `views.evidence_texts`)."""
     scores = {h.memory_sha: h.score for h in run.store.search_fulltext(
         run.fulltext, limit=SEARCH_LIMIT, levels=("L0",))}
+    out = []
     for _ in range(LESSON_DEPTH):
         if not scores:
             break
@@ -95,7 +107,8 @@ def _evidence_fulltext(run: Run, found: Candidates) -> None:
         scores = {child: max(score for parent, score in scores.items()
                              if child in children.get(parent, ()))
                   for child in {c for cs in children.values() for c in cs}}
-        found.add("evidence_fulltext", sorted(scores.items()))
+        out.append(("evidence_fulltext", sorted(scores.items())))
+    return out
 
 
 def _complete_views(run: Run, found: Candidates, views) -> None:

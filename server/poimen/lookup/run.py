@@ -1,11 +1,13 @@
 """One lookup in progress: the request, the engine's parts, its legs, notes and timings.
 
-Every leg runs under a timeout on a thread; a failing leg answers empty with a
-`degraded` note, never an error (`Settings.fault_injection` injects failures in tests).
+Every leg runs under a timeout on a thread of one long-lived pool (`legs()`, threads
+started once, not per lookup); a failing leg answers empty with a `degraded` note, never
+an error (`Settings.fault_injection` injects failures in tests).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as LegTimeout
 from typing import Callable
@@ -16,6 +18,20 @@ from .. import budget as budgeting
 from .. import resident
 from ..config import DEFAULT_LEG_TIMEOUT_S
 from .request import Request
+
+
+LEG_THREADS = 32   # legs of concurrent lookups; a timed-out leg keeps its thread a while
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def legs() -> ThreadPoolExecutor:
+    """The process's leg pool, started on first use (idle threads are reused)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=LEG_THREADS, thread_name_prefix="poimen-leg")
+        return _pool
 
 
 class LegFault(RuntimeError):
@@ -37,6 +53,7 @@ class Run:
         self.signatures: list = []
         self.source = ""          # the redacted signature_source
         self.count: budgeting.TokenCounter | None = None
+        self._futures: list = []
 
     def fault(self, leg: str) -> None:
         mode = self.faults.get(leg)
@@ -47,15 +64,17 @@ class Run:
         else:
             raise LegFault(f"injected fault in {leg}")
 
-    def leg(self, name: str, fn: Callable, pool: ThreadPoolExecutor, empty):
-        """Run `fn` as a leg; returns a getter that waits (with the timeout)."""
+    def leg(self, name: str, fn: Callable, empty):
+        """Run `fn` as a leg on the leg pool; returns a getter that waits (with the
+        timeout)."""
         start = time.perf_counter()
 
         def body():
             self.fault(name)
             return fn()
 
-        future = pool.submit(body)
+        future = legs().submit(body)
+        self._futures.append(future)
 
         def result(timeout: float | None = None):
             limit = self.timeout if timeout is None else timeout
@@ -70,3 +89,14 @@ class Run:
             return empty
 
         return result
+
+    def start(self, fn: Callable, *args):
+        """`fn(*args)` on the leg pool, for a leg to wait on (its failure is that leg's)."""
+        future = legs().submit(fn, *args)
+        self._futures.append(future)
+        return future
+
+    def cancel(self) -> None:
+        """Drop the legs not started yet (tier 3 when its answer is not taken)."""
+        for future in self._futures:
+            future.cancel()

@@ -9,7 +9,8 @@ different causes below it would be a confident wrong answer; tier 2 weighs it in
 (`evidence_sha`, as `mem run` and the language server send it) is this occurrence,
 not an earlier one: it neither makes the failure known nor counts as seen, and no
 occurrence record is added for it. Otherwise each hit signature appends one occurrence
-record keyed by `request_id` (a retry counts once).
+record keyed by `request_id` (a retry counts once), logged durably before the answer
+and applied to the tables in the background (`poimen.deferred`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def tier1(run: Run, signatures) -> Tier1:
     known = sorted({ln.sig_sha for links, _ in matches.values() for ln in links})
     if run.req.evidence_sha is None:
         _record_occurrences(run, known)
-    seen = run.store.seen_many(known, without=run.req.evidence_sha)
+    seen = run.store.seen_many(known, without=run.req.evidence_sha,
+                               pending=run.engine.vault.deferred.pending())
     info, hits = [], []
     for index, sig in enumerate(signatures):
         links, how = matches.get(sig.sig_sha, ([], None))
@@ -81,6 +83,7 @@ def _record_occurrences(run: Run, sig_shas: list[str]) -> None:
         return
     try:
         run.fault("occurrence")
-        run.engine.record_occurrences(sig_shas, run.req.project, run.req.request_id)
+        run.engine.record_occurrences(sig_shas, run.req.project, run.req.request_id,
+                                      later=True)
     except Exception as exc:  # noqa: BLE001 - the answer stands without the count
         run.degraded.append(f"occurrence: not recorded ({type(exc).__name__}: {exc})")

@@ -139,7 +139,12 @@ class TeamVault(Vault):
         write_json(self._file("team.json"), {"uri": self.uri, "marker": True})
 
     def commit(self, records):
-        results = super().commit(records)
+        return self._pushed(super().commit(records))
+
+    def acknowledge(self, records):
+        return self._pushed(super().acknowledge(records))
+
+    def _pushed(self, results):
         if any(new for _, new in results):
             self._start_thread()
             self._wake.set()

@@ -1,0 +1,92 @@
+"""Occurrence records acknowledged on the answer path and applied to the tables later.
+
+A lookup that sees a known signature appends its occurrence records to the log (durable,
+and a retry with the same request id is the same record, held once) and goes on; a
+background thread applies what is pending to the tables and runs the vault's
+housekeeping, so no lookup waits for either. Until a record is applied, `pending()`
+holds it for seen counts (`Store.occurrence_times` counts a record once, whether the
+table holds it yet or not). The log stays the truth: records a process leaves
+unapplied at its end are applied by the next `catch_up`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+
+EXIT_WAIT_S = 10.0   # at interpreter exit, how long pending records may still be applied
+_running: set[threading.Thread] = set()
+log = logging.getLogger("poimen.vault")
+
+
+class Deferred:
+    def __init__(self, vault):
+        self.vault = vault
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[str, str]] = {}   # sha -> (sig_sha, at)
+        self._thread: threading.Thread | None = None
+
+    def acknowledge(self, records: list[dict]) -> list[tuple[str, bool]]:
+        """Append occurrence records durably; (sha, newly appended) per record. They are
+        applied once `start()` is called (a lookup calls it after its answer, so the
+        apply does not take CPU from the answer)."""
+        results = self.vault.log.append_timed(records)
+        with self._lock:
+            for rec, (sha, new, at) in zip(records, results):
+                if new:
+                    self._pending[sha] = (rec["sig_sha"], at)
+        return [(sha, new) for sha, new, _ in results]
+
+    def start(self) -> None:
+        """Apply what is pending on the background thread (started if need be)."""
+        with self._lock:
+            if self._pending and self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="poimen-apply",
+                                                daemon=True)
+                _running.add(self._thread)
+                self._thread.start()
+
+    def pending(self) -> dict[str, tuple[str, str]]:
+        """Acknowledged occurrences maybe not in the table yet: sha -> (sig_sha, at)."""
+        with self._lock:
+            return dict(self._pending)
+
+    def _run(self) -> None:
+        try:
+            while self._apply_once():
+                pass
+        finally:
+            _running.discard(threading.current_thread())
+
+    def _apply_once(self) -> bool:
+        """Apply what is pending; False when the thread should end (nothing left, or
+        the log is not all applied: the records wait for the next catch_up)."""
+        with self._lock:
+            applying = list(self._pending)
+            if not applying:
+                self._thread = None
+                return False
+        vault, done = self.vault, False
+        try:
+            with vault.log.locked():
+                vault.catch_up()
+                done = vault.log.sizes() == vault._watermark()
+                if done:
+                    vault._housekeeping(len(applying))
+        except Exception as exc:  # noqa: BLE001 - the log holds them; nothing is lost
+            log.warning("poimen: occurrences not applied yet (%s: %s)",
+                        type(exc).__name__, exc)
+        with self._lock:
+            if done:
+                for sha in applying:
+                    self._pending.pop(sha, None)
+            else:
+                self._thread = None
+        return done
+
+
+@atexit.register
+def _drain() -> None:
+    for thread in list(_running):
+        thread.join(EXIT_WAIT_S)
