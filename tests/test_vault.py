@@ -135,3 +135,29 @@ def test_a_replayed_signature_link_keeps_the_first_links_time(tmp_path):
     store.put("signatures", [link])
     store.put("signatures", [dict(link, at="replayed")], upsert=True)
     assert [r["at"] for r in store.dump("signatures")] == ["first"]
+
+
+def test_a_table_mid_creation_by_another_process_is_waited_out(tmp_path, monkeypatch):
+    """lance reports "Not found: …/_versions" while another process creates a table;
+    opening waits that out, and any other error still surfaces."""
+    from poimen.store import Store
+
+    store = Store(tmp_path / "lance")
+    store.table("signatures")            # exists now; the next Store opens it
+    other = Store(tmp_path / "lance")
+    real, calls = other.db.open_table, []
+
+    def mid_creation(name, *args, **kwargs):
+        calls.append(name)
+        if len(calls) < 3:
+            raise RuntimeError("lance error: Not found: signatures.lance/_versions")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(other.db, "open_table", mid_creation)
+    assert other.table("signatures").count_rows() == 0 and len(calls) == 3
+
+    broken = Store(tmp_path / "lance")
+    monkeypatch.setattr(broken.db, "open_table", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("lance error: corrupt file")))
+    with pytest.raises(RuntimeError, match="corrupt"):
+        broken.table("signatures")

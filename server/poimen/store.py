@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from datetime import timedelta
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,13 +163,23 @@ class Store:
 
     def table(self, name: str):
         if name not in self._tables:
-            schema, _ = TABLES[name]
-            try:
-                self._tables[name] = self.db.open_table(name)
-            except (FileNotFoundError, ValueError):
-                self._tables[name] = self.db.create_table(name, schema=schema,
-                                                          exist_ok=True)
+            self._tables[name] = self._open(name)
         return self._tables[name]
+
+    def _open(self, name: str, attempts: int = 40):
+        """Open a table, creating it if absent. Another process creating the same table
+        leaves its folder without `_versions` for a moment; that is waited out."""
+        schema, _ = TABLES[name]
+        for attempt in range(attempts):
+            try:
+                try:
+                    return self.db.open_table(name)
+                except (FileNotFoundError, ValueError):
+                    return self.db.create_table(name, schema=schema, exist_ok=True)
+            except RuntimeError as exc:   # lance: "Not found: …/_versions" mid-creation
+                if "Not found" not in str(exc) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.05)
 
     def refresh(self) -> None:
         """See other processes' commits (another thread may be opening a table)."""
