@@ -95,6 +95,10 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("md_bold", re.compile(r"\*\*"), "", "Markdown emphasis from pasted issue text"),
     Pattern("md_link", re.compile(r"\[([^\]\[]{0,80})\]\(https?://[^()\s]{0,500}\)"), r"\1",
             "web-UI copy of an Actions log wraps numbers in step links"),
+    Pattern("typographic_quotes", re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e]"),
+            lambda m: "'" if m.group(0) in "\u2018\u2019\u201a\u201b" else '"',
+            "compilers quote with ‘’ in a UTF-8 locale and with ' in the C locale (gcc, "
+            "clang, make); the locale is the machine's, not the failure's"),
     Pattern("iso_timestamp", re.compile(
         r"(?<![\w>])\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d{2}:?\d{2}|"
         r"\s?(?:UTC|GMT))?\b"), "<ts>", "when it happened is not what happened"),

@@ -1,0 +1,19 @@
+"""One test per generic normalisation row: two pastes of one failure from two machines
+share a key, and what tells two failures apart still does (synthetic lines, not corpus rows)."""
+
+from __future__ import annotations
+
+from poimen.signatures import extract
+from poimen.signatures.normalise import normalise
+
+
+def _sha(text: str) -> str:
+    return extract(text)[0].sig_sha
+
+
+def test_typographic_quotes_are_the_locale_not_the_failure():
+    utf8 = "main.c:3:13: error: \u2018flag\u2019 undeclared (first use in this function)"
+    c_locale = "src/main.c:9:2: error: 'flag' undeclared (first use in this function)"
+    assert _sha(utf8) == _sha(c_locale)
+    assert _sha(c_locale) != _sha("main.c:3:13: error: 'mode' undeclared (first use in this function)")
+    assert normalise("\u201cx\u201d \u2018y\u2019") == "\"x\" 'y'"
