@@ -17,3 +17,12 @@ def test_typographic_quotes_are_the_locale_not_the_failure():
     assert _sha(utf8) == _sha(c_locale)
     assert _sha(c_locale) != _sha("main.c:3:13: error: 'mode' undeclared (first use in this function)")
     assert normalise("\u201cx\u201d \u2018y\u2019") == "\"x\" 'y'"
+
+
+def test_paste_framing_lines_are_not_read_into_a_message():
+    plain = "ValueError: Malformed version string '~': invalid character(s)."
+    for framing in ("```", "```text", "~~~", ">>> ", ">", "> >"):
+        assert _sha(f"{plain}\n{framing}\n") == _sha(plain), framing
+    assert _sha(f"{plain}\n```\n") != _sha("ValueError: Malformed version string '^': invalid character(s).")
+    # a line that holds output after the fence is output, not framing
+    assert _sha("ValueError: bad\nmore context") != _sha("ValueError: bad\n```")

@@ -31,6 +31,11 @@ _PREFIX = re.compile("|".join((
     r"\d{1,6}(?=(?:ERROR|FATAL|WARNING|Error|Running|Job|\$ ))",  # web-UI line numbers, glued
     r"\$ (?=\S)",  # a shell prompt
 )))
+# lines a person's paste adds around output: a Markdown code fence (```` ```text ````, `~~~`),
+# a quoted blank line (`>`), an interpreter's empty prompt (`>>>`). One paste has them, the
+# next does not, and a rule that reads a message on into the next line must not take them in
+
+_PASTE_FRAME = re.compile(r"[\s>]*(?:(?:```|~~~)[\w+.-]{0,20}|>)[\s>]*$")
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
 
@@ -56,6 +61,8 @@ def clean_line(raw: str) -> str:
         if not prefix or not prefix.end():
             break
         line = line[prefix.end():]
+    if _PASTE_FRAME.match(line):
+        return ""
     gha = _GHA_COMMAND.match(line)
     if gha:
         kind, rest = gha.groups()
