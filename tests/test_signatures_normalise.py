@@ -26,3 +26,13 @@ def test_paste_framing_lines_are_not_read_into_a_message():
     assert _sha(f"{plain}\n```\n") != _sha("ValueError: Malformed version string '^': invalid character(s).")
     # a line that holds output after the fence is output, not framing
     assert _sha("ValueError: bad\nmore context") != _sha("ValueError: bad\n```")
+
+
+def test_initial_capital_of_a_message_is_not_identity():
+    assert _sha("fatal: The remote end hung up unexpectedly") == _sha(
+        "fatal: the remote end hung up unexpectedly")
+    assert _sha("fatal: the remote end hung up unexpectedly") != _sha(
+        "fatal: the remote end closed the connection")
+    assert normalise("TypeError here") == "TypeError here"
+    assert normalise("SSL handshake failed") == "SSL handshake failed"
+    assert normalise("Cannot find module") == "cannot find module"

@@ -166,6 +166,10 @@ PATTERNS: tuple[Pattern, ...] = (
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
+    Pattern("initial_capital", re.compile(r"^[A-Z](?=[a-z]+(?:[\s,.;:!?]|$))"), lambda m: m.group(0).lower(),
+            "a message opens a sentence in one program or release and follows a wrapper's colon "
+            "in another (`The remote end hung up` / `fatal: the remote end hung up`); a capital "
+            "inside a word (`TypeError`, `SSL`) is kept"),
     Pattern("trailing_punctuation", re.compile(r"[\s,;:]+$"), "",
             "a wrapped or listed message ends in a comma or colon in one paste only"),
 )
