@@ -36,3 +36,11 @@ def test_initial_capital_of_a_message_is_not_identity():
     assert normalise("TypeError here") == "TypeError here"
     assert normalise("SSL handshake failed") == "SSL handshake failed"
     assert normalise("Cannot find module") == "cannot find module"
+
+
+def test_object_identity_hash_is_per_process():
+    line = ("Exception in thread \"main\" java.lang.IllegalAccessError: class a.B (in unnamed "
+            "module @0x{}) cannot access class sun.nio.ch.DirectBuffer (in module java.base)")
+    assert _sha(line.format("4d0cbf3f")) == _sha(line.format("5a6d67c3"))
+    assert _sha(line.format("4d0cbf3f")) != _sha(line.format("1b2c").replace("DirectBuffer", "Cleaner"))
+    assert normalise("HRESULT 0x80131904") == "HRESULT 0x80131904"

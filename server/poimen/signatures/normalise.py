@@ -135,6 +135,9 @@ PATTERNS: tuple[Pattern, ...] = (
             "line numbers move with every edit"),
     Pattern("hex_address", re.compile(r"\b0x[0-9a-fA-F]{9,}\b|(?<![\w>])(?:addr|pc|sp|fp)=0x[0-9a-fA-F]+"),
             "<addr>", "pointers and registers; short 0x codes (HRESULT 0x80131904) are kept"),
+    Pattern("object_identity", re.compile(r"@0x[0-9a-fA-F]{1,16}\b"), "@<addr>",
+            "an object's identity hash (`in unnamed module @0x4d0cbf3f`, the JVM's module-access "
+            "errors) is per process; hex_address needs 9 digits, these have up to 8"),
     Pattern("long_id", re.compile(r"(?<![\w>])[0-9a-zA-Z]{16,}\b"), _hexish,
             "digests, build-kit refs, image ids and mangled names mix digits and letters"),
     Pattern("short_hash", re.compile(r"(?<![\w>])[0-9a-f]{7,15}\b"), _hexish, "git short shas, pod hashes"),
