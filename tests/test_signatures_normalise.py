@@ -44,3 +44,12 @@ def test_object_identity_hash_is_per_process():
     assert _sha(line.format("4d0cbf3f")) == _sha(line.format("5a6d67c3"))
     assert _sha(line.format("4d0cbf3f")) != _sha(line.format("1b2c").replace("DirectBuffer", "Cleaner"))
     assert normalise("HRESULT 0x80131904") == "HRESULT 0x80131904"
+
+
+def test_a_line_marked_up_as_inline_code_reads_as_its_output():
+    plain = "AttributeError: 'OptionEngine' object has no attribute 'execute'"
+    assert _sha(f"`{plain}`") == _sha(plain)
+    assert extract(f"`{plain}`")[0].rule == extract(plain)[0].rule
+    assert _sha(f"`{plain}`") != _sha("AttributeError: 'OptionEngine' object has no attribute 'connect'")
+    # backticks inside a line are the tool's own quoting and stay
+    assert "`" in extract("ld: error: undefined symbol: `foo' referenced")[0].excerpt

@@ -36,6 +36,8 @@ _PREFIX = re.compile("|".join((
 # next does not, and a rule that reads a message on into the next line must not take them in
 
 _PASTE_FRAME = re.compile(r"[\s>]*(?:(?:```|~~~)[\w+.-]{0,20}|>)[\s>]*$")
+# a line a person's paste marks up as inline code (`` `ERROR: x` ``): the marks are not output
+_MD_CODE_LINE = re.compile(r"(\s*)`([^`]+)`\s*$")
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
 
@@ -63,6 +65,9 @@ def clean_line(raw: str) -> str:
         line = line[prefix.end():]
     if _PASTE_FRAME.match(line):
         return ""
+    code = _MD_CODE_LINE.match(line)
+    if code:
+        line = code.group(1) + code.group(2)
     gha = _GHA_COMMAND.match(line)
     if gha:
         kind, rest = gha.groups()
