@@ -53,3 +53,12 @@ def test_a_line_marked_up_as_inline_code_reads_as_its_output():
     assert _sha(f"`{plain}`") != _sha("AttributeError: 'OptionEngine' object has no attribute 'connect'")
     # backticks inside a line are the tool's own quoting and stay
     assert "`" in extract("ld: error: undefined symbol: `foo' referenced")[0].excerpt
+
+
+def test_a_version_that_ends_a_sentence_is_still_a_version():
+    line = "PHP Fatal error:  Composer detected issues in your platform: requires a PHP version " \
+           "\">= 8.1.0\". You are running {}."
+    assert _sha(line.format("7.4.25")) == _sha(line.format("8.0.29"))
+    assert normalise("You are running 7.4.25.") == "you are running <ver>."
+    assert normalise("found glibc 2.31.0; need 2.34.1.") == "found glibc <ver>; need <ver>."
+    assert normalise("needs Python 3.12.") == "needs Python 3.12."  # x.y alone names the language line

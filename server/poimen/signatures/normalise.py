@@ -163,7 +163,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "<tmp>", "mktemp and pytest basetemp names"),
     Pattern("semver", re.compile(
         r"(?<![\w.>])v?\d+\.\d+\.\d+(?:\.\d+)?(?:[a-z]\d*)?(?:[-+~][0-9A-Za-z][0-9A-Za-z.-]{0,40})?"
-        r"(?![\w.])|(?<=@)\^?~?\d+\.\d+\.\d+[\w.-]{0,40}"), "<ver>",
+        r"(?!\w|\.\w)|(?<=@)\^?~?\d+\.\d+\.\d+[\w.-]{0,40}"), "<ver>",
             "patch-level versions differ between every two machines; x.y alone (Python 3.12, "
             "rustc 1.79) is kept because it usually names the language line that matters, "
             "and tool rules keep majors where a conflict turns on them"),
