@@ -62,3 +62,12 @@ def test_a_version_that_ends_a_sentence_is_still_a_version():
     assert normalise("You are running 7.4.25.") == "you are running <ver>."
     assert normalise("found glibc 2.31.0; need 2.34.1.") == "found glibc <ver>; need <ver>."
     assert normalise("needs Python 3.12.") == "needs Python 3.12."  # x.y alone names the language line
+
+
+def test_python_import_origin_is_where_the_module_lives_not_the_failure():
+    tb = "Traceback (most recent call last):\n  File \"app.py\", line 1, in <module>\n" \
+         "ImportError: cannot import name 'escape' from 'jinja2'{}"
+    new = tb.format(" (/home/a/venv/lib/python3.11/site-packages/jinja2/__init__.py)")
+    assert _sha(new) == _sha(tb.format(""))
+    assert _sha(new) == _sha(tb.format(" (C:\\Users\\b\\venv\\"))  # cut at the line's end
+    assert _sha(new) != _sha(tb.format(" (x)").replace("'escape'", "'Markup'"))

@@ -168,6 +168,10 @@ PATTERNS: tuple[Pattern, ...] = (
             "rustc 1.79) is kept because it usually names the language line that matters, "
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
+    Pattern("python_import_origin", re.compile(
+        r"(cannot import name '[^']{1,200}' from '[^']{1,200}') \((?:[^()]{0,500}\)|[^()]{0,500}$)"),
+            r"\1", "Python >= 3.8 appends where the module lives (`from 'jinja2' (/venv/.../"
+            "__init__.py)`); older Pythons and pastes cut at the line's end do not"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
     Pattern("initial_capital", re.compile(r"^[A-Z](?=[a-z]+(?:[\s,.;:!?]|$))"), lambda m: m.group(0).lower(),
             "a message opens a sentence in one program or release and follows a wrapper's colon "
