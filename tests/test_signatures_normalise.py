@@ -71,3 +71,10 @@ def test_python_import_origin_is_where_the_module_lives_not_the_failure():
     assert _sha(new) == _sha(tb.format(""))
     assert _sha(new) == _sha(tb.format(" (C:\\Users\\b\\venv\\"))  # cut at the line's end
     assert _sha(new) != _sha(tb.format(" (x)").replace("'escape'", "'Markup'"))
+
+
+def test_a_consequence_line_is_not_read_into_a_bare_exception():
+    bare = "AttributeError: module 'collections' has no attribute 'MutableMapping'"
+    assert _sha(f"{bare}\nmake: *** [Makefile:35: all] Error 1") == _sha(bare)
+    assert _sha(f"{bare}\nProcess completed with exit code 2.") == _sha(bare)
+    assert _sha(f"{bare}\nwhile loading the plugin") != _sha(bare)  # a real continuation stays

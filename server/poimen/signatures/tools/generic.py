@@ -51,8 +51,14 @@ def _bare_exception(ctx: Ctx, i: int, m: re.Match):
     tool = "node" if ctx.has("node") and not ctx.has("python") else "python"
     msg = " ".join([exc["msg"]] + [t.strip() for t in ctx.lines[i + 1:i + 3]
                                     if t.strip() and t[:1] not in "\t" and not EXC.match(t.strip())
-                                    and not t.strip().startswith(("at ", "warnings."))])
+                                    and not t.strip().startswith(("at ", "warnings."))
+                                    and not _is_consequence(t)])
     return exception_hit(tool, exc["kind"], msg, _frames_above(ctx.lines, i), i, i)
+
+
+def _is_consequence(text: str) -> bool:
+    """`make: *** … Error 1`, `exit code 1`: what followed the failure, never its message."""
+    return any(rule.trigger.search(text) for rule in CONSEQUENCES)
 
 
 def _frames_above(lines: list[str], i: int) -> tuple[str, ...]:
