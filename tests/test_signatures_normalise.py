@@ -36,6 +36,7 @@ def test_initial_capital_of_a_message_is_not_identity():
     assert normalise("TypeError here") == "TypeError here"
     assert normalise("SSL handshake failed") == "SSL handshake failed"
     assert normalise("Cannot find module") == "cannot find module"
+    assert normalise("Runtime.ImportModuleError: x") == "Runtime.ImportModuleError: x"
 
 
 def test_object_identity_hash_is_per_process():

@@ -173,10 +173,10 @@ PATTERNS: tuple[Pattern, ...] = (
             r"\1", "Python >= 3.8 appends where the module lives (`from 'jinja2' (/venv/.../"
             "__init__.py)`); older Pythons and pastes cut at the line's end do not"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
-    Pattern("initial_capital", re.compile(r"^[A-Z](?=[a-z]+(?:[\s,.;:!?]|$))"), lambda m: m.group(0).lower(),
+    Pattern("initial_capital", re.compile(r"^[A-Z](?=[a-z]+(?:[\s,;:!?]|\.(?!\w)|$))"), lambda m: m.group(0).lower(),
             "a message opens a sentence in one program or release and follows a wrapper's colon "
             "in another (`The remote end hung up` / `fatal: the remote end hung up`); a capital "
-            "inside a word (`TypeError`, `SSL`) is kept"),
+            "inside a word or a dotted name (`TypeError`, `SSL`, `Runtime.Error`) is kept"),
     Pattern("trailing_punctuation", re.compile(r"[\s,;:]+$"), "",
             "a wrapped or listed message ends in a comma or colon in one paste only"),
 )
