@@ -79,3 +79,10 @@ def test_a_consequence_line_is_not_read_into_a_bare_exception():
     assert _sha(f"{bare}\nmake: *** [Makefile:35: all] Error 1") == _sha(bare)
     assert _sha(f"{bare}\nProcess completed with exit code 2.") == _sha(bare)
     assert _sha(f"{bare}\nwhile loading the plugin") != _sha(bare)  # a real continuation stays
+
+
+def test_a_blank_line_ends_a_bare_exception_message():
+    bare = "AttributeError: 'OptionEngine' object has no attribute 'execute'"
+    assert _sha(f"{bare}\n\n### Expected Behavior") == _sha(f"{bare}\n\nIt works on 1.4")
+    assert _sha(f"{bare}\n\nIt works on 1.4") == _sha(bare)
+    assert _sha(f"{bare}\nof the engine") != _sha(bare)  # a wrapped line still continues it

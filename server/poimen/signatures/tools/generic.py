@@ -49,16 +49,23 @@ def _bare_exception(ctx: Ctx, i: int, m: re.Match):
     if not exc or not exc["msg"]:
         return None
     tool = "node" if ctx.has("node") and not ctx.has("python") else "python"
-    msg = " ".join([exc["msg"]] + [t.strip() for t in ctx.lines[i + 1:i + 3]
-                                    if t.strip() and t[:1] not in "\t" and not EXC.match(t.strip())
-                                    and not t.strip().startswith(("at ", "warnings."))
-                                    and not _is_consequence(t)])
+    msg = " ".join([exc["msg"]] + _continuation(ctx.lines[i + 1:i + 3]))
     return exception_hit(tool, exc["kind"], msg, _frames_above(ctx.lines, i), i, i)
 
 
-def _is_consequence(text: str) -> bool:
-    """`make: *** … Error 1`, `exit code 1`: what followed the failure, never its message."""
-    return any(rule.trigger.search(text) for rule in CONSEQUENCES)
+def _continuation(lines: list[str]) -> list[str]:
+    """The wrapped rest of a bare exception's message: up to the first blank line (a
+    paragraph break ends a message), without frames, warnings, another exception or a
+    consequence (`make: *** … Error 1`: what followed the failure, never its message)."""
+    out = []
+    for text in lines:
+        line = text.strip()
+        if not line:
+            break
+        if text[:1] != "\t" and not EXC.match(line) and not line.startswith(("at ", "warnings.")) \
+                and not any(rule.trigger.search(text) for rule in CONSEQUENCES):
+            out.append(line)
+    return out
 
 
 def _frames_above(lines: list[str], i: int) -> tuple[str, ...]:
