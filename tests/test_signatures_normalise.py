@@ -86,3 +86,11 @@ def test_a_blank_line_ends_a_bare_exception_message():
     assert _sha(f"{bare}\n\n### Expected Behavior") == _sha(f"{bare}\n\nIt works on 1.4")
     assert _sha(f"{bare}\n\nIt works on 1.4") == _sha(bare)
     assert _sha(f"{bare}\nof the engine") != _sha(bare)  # a wrapped line still continues it
+
+
+def test_pytest_error_line_at_any_source_indentation():
+    shallow = "E   AttributeError: 'Function' object has no attribute 'get_marker'"
+    deep = "E               AttributeError: 'Function' object has no attribute 'get_marker'"
+    assert extract(deep) and not extract(deep)[0].loose
+    assert _sha(deep) == _sha(shallow)
+    assert _sha(deep) != _sha(deep.replace("get_marker", "iter_markers"))
