@@ -94,3 +94,12 @@ def test_pytest_error_line_at_any_source_indentation():
     assert extract(deep) and not extract(deep)[0].loose
     assert _sha(deep) == _sha(shallow)
     assert _sha(deep) != _sha(deep.replace("get_marker", "iter_markers"))
+
+
+def test_a_loggers_name_is_where_a_message_was_logged_not_what_failed():
+    one = "INFO  [alembic.runtime.migration] Context impl.\nERROR [alembic.util.messaging] " \
+          "Target database is not up to date."
+    other = "ERROR [alembic.env] Target database is not up to date."
+    assert extract(one) and not extract(one)[0].loose
+    assert _sha(one) == _sha(other)
+    assert _sha(other) != _sha("ERROR [alembic.env] Can't locate revision identified by 'abc'")

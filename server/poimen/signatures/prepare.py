@@ -42,6 +42,11 @@ _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|sect
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
 
 
+# a logger's `LEVEL [logger.name] message` line (Python logging's common format, alembic,
+# Flask): the logger says where the message was logged, not what failed
+_LOGGER_LINE = re.compile(r"(ERROR|CRITICAL|FATAL|WARNING|WARN)\s{1,4}\[[\w.$-]{1,80}\]\s+(?=\S)")
+
+
 def decode(text: str | bytes) -> str:
     if isinstance(text, (bytes, bytearray, memoryview)):
         return bytes(text).decode("utf-8", errors="replace")
@@ -65,6 +70,9 @@ def clean_line(raw: str) -> str:
         line = line[prefix.end():]
     if _PASTE_FRAME.match(line):
         return ""
+    logged = _LOGGER_LINE.match(line)
+    if logged:
+        line = f"{logged.group(1)}: {line[logged.end():]}"
     code = _MD_CODE_LINE.match(line)
     if code:
         line = code.group(1) + code.group(2)
