@@ -103,3 +103,12 @@ def test_a_loggers_name_is_where_a_message_was_logged_not_what_failed():
     assert extract(one) and not extract(one)[0].loose
     assert _sha(one) == _sha(other)
     assert _sha(other) != _sha("ERROR [alembic.env] Can't locate revision identified by 'abc'")
+
+
+def test_a_one_word_qualifier_before_error_is_a_wrapper():
+    line = "Javascript Error: IPython is not defined"
+    text = f"That's when I get the following error message:\n{line}\nIt works elsewhere."
+    keys = [s for s in extract(text) if not s.loose]
+    assert [s.message for s in keys] == ["IPython is not defined"]
+    assert keys[0].sig_sha == _sha(line)
+    assert _sha(line) != _sha("Javascript Error: Jupyter is not defined")

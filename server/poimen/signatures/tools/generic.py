@@ -121,7 +121,8 @@ FALLBACK = [
     block("bare-exception", "python", "error: |exception: |error:|exception:",
           r"^\s*(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,80}?(?:Error|Exception): \S", _bare_exception),
     line("generic-error", "generic", "error|fatal",
-         r"^\s*(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?(?P<msg>\S.{2,})$",
+         r"^\s*(?:[A-Z][a-z]{2,15} )?(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?"
+         r"(?P<msg>\S.{2,})$",
          "error", weak=True),
     block("program-says", "generic", ": ",
           r"^\s*(?P<kind>[a-z][\w.+-]{1,30}): (?:\(\d{1,4}\) )?(?P<msg>(?:[A-Z]\w*|\w+ not|"
