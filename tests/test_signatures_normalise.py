@@ -112,3 +112,14 @@ def test_a_one_word_qualifier_before_error_is_a_wrapper():
     assert [s.message for s in keys] == ["IPython is not defined"]
     assert keys[0].sig_sha == _sha(line)
     assert _sha(line) != _sha("Javascript Error: Jupyter is not defined")
+
+
+def test_a_loggers_framing_on_every_line_of_a_traceback_is_not_output():
+    plain = ["Traceback (most recent call last):", '  File "/srv/app/plugin.py", line 50, in <module>',
+             "    class D(collections.MutableMapping):",
+             "AttributeError: module 'collections' has no attribute 'MutableMapping'"]
+    framed = "\n".join(f"2022-05-24 12:19:50.{720 + n} Error: Heater: {line}" for n, line in enumerate(plain))
+    sig = extract(framed)[0]
+    assert (sig.rule, sig.kind) == ("python-traceback", "AttributeError")
+    assert sig.sig_sha == _sha("\n".join(plain))
+    assert sig.sig_sha != _sha("\n".join(plain).replace("MutableMapping'", "Mapping'"))

@@ -95,4 +95,28 @@ def lines_of(text: str) -> list[str]:
         end = size if end < 0 else end
         out.append(clean_line(text[start:min(end, start + clip)]))
         start = end + 1
-    return out
+    return _unframe_records(out)
+
+
+# a logger that frames every line of one record (`<time> Error: Plugin: Traceback (most
+# recent call last):`, then the same framing before each frame and the exception line)
+_RECORD_HEAD = re.compile(r"(?P<frame>\S.{0,160}?)Traceback \(most recent call last\):")
+_DIGITS = re.compile(r"\d")
+
+
+def _unframe_records(lines: list[str]) -> list[str]:
+    """Drop a logger's framing from the lines of a traceback it wraps, so the traceback
+    reads as Python printed it; times inside the framing differ from line to line."""
+    i = 0
+    while i < len(lines):
+        head = _RECORD_HEAD.match(lines[i]) if "Traceback (most" in lines[i] else None
+        if not head:
+            i += 1
+            continue
+        width, key = len(head["frame"]), _DIGITS.sub("0", head["frame"])
+        j = i
+        while j < len(lines) and _DIGITS.sub("0", lines[j][:width]) == key:
+            lines[j] = lines[j][width:]
+            j += 1
+        i = j
+    return lines
