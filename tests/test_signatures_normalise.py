@@ -123,3 +123,14 @@ def test_a_loggers_framing_on_every_line_of_a_traceback_is_not_output():
     assert (sig.rule, sig.kind) == ("python-traceback", "AttributeError")
     assert sig.sig_sha == _sha("\n".join(plain))
     assert sig.sig_sha != _sha("\n".join(plain).replace("MutableMapping'", "Mapping'"))
+
+
+def test_an_exception_kind_alone_takes_its_message_from_the_paragraph_below():
+    below = "You're importing a component that needs useEffect. It only works in a Client Component."
+    one = f"- error ./node_modules/@x/toast/index.mjs\nReactServerComponentsError:\n\n{below}\n"
+    other = f"./components/Footer.tsx\nReactServerComponentsError:\n{below}\n\n   ,-[/a/b.mjs:1:1]"
+    sig = [s for s in extract(one) if not s.loose][0]
+    assert (sig.kind, sig.message) == ("ReactServerComponentsError", normalise(below))
+    assert sig.sig_sha in {s.sig_sha for s in extract(other)}
+    assert sig.sig_sha not in {s.sig_sha for s in extract(one.replace("useEffect", "useState"))}
+    assert not [s for s in extract("SomeError:\n\n") if not s.loose]  # no message, no key

@@ -44,12 +44,19 @@ CONSEQUENCES = [
 
 
 def _bare_exception(ctx: Ctx, i: int, m: re.Match):
-    """`SomeError: message` with no stack: Python unless the text says otherwise."""
-    exc = EXC.match(ctx.lines[i].strip())
-    if not exc or not exc["msg"]:
+    """`SomeError: message` with no stack: Python unless the text says otherwise. A kind
+    alone (`SomeError:`) takes its message from the first line of the paragraph below."""
+    head = ctx.lines[i].strip()
+    exc = EXC.match(head)
+    if exc and exc["msg"]:
+        msg = " ".join([exc["msg"]] + _continuation(ctx.lines[i + 1:i + 3]))
+    else:
+        exc = EXC.match(head[:-1]) if head.endswith(":") else None
+        below = [t for t in ctx.lines[i + 1:i + 3] if t.strip()][:1]
+        msg = " ".join(_continuation(below)) if exc and not exc["msg"] else ""
+    if not msg:
         return None
     tool = "node" if ctx.has("node") and not ctx.has("python") else "python"
-    msg = " ".join([exc["msg"]] + _continuation(ctx.lines[i + 1:i + 3]))
     return exception_hit(tool, exc["kind"], msg, _frames_above(ctx.lines, i), i, i)
 
 
@@ -119,7 +126,8 @@ FALLBACK = [
     line("logfmt-error", "log", "level=", r"\blevel=(?P<kind>error|fatal|panic|crit)\b.{0,300}?"
          r"\bmsg=\"(?P<msg>(?:[^\"\\]|\\.){1,500})\"", weak=True),
     block("bare-exception", "python", "error: |exception: |error:|exception:",
-          r"^\s*(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,80}?(?:Error|Exception): \S", _bare_exception),
+          r"^\s*(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,80}?(?:Error|Exception):(?: \S|\s*$)",
+          _bare_exception),
     line("generic-error", "generic", "error|fatal",
          r"^\s*(?:[A-Z][a-z]{2,15} )?(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?"
          r"(?P<msg>\S.{2,})$",
