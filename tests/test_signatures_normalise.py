@@ -134,3 +134,12 @@ def test_an_exception_kind_alone_takes_its_message_from_the_paragraph_below():
     assert sig.sig_sha in {s.sig_sha for s in extract(other)}
     assert sig.sig_sha not in {s.sig_sha for s in extract(one.replace("useEffect", "useState"))}
     assert not [s for s in extract("SomeError:\n\n") if not s.loose]  # no message, no key
+
+
+def test_a_build_tools_level_tag_on_a_relayed_childs_line_is_a_wrapper():
+    child = 'error An unexpected error occurred: "https://registry.example/x.tgz: ESOCKETTIMEDOUT".'
+    relayed = f"[INFO] yarn install v1.22.4\n[ERROR] {child}"
+    assert extract(relayed)[0].family == extract(child)[0].family == "yarn:error"
+    assert _sha(relayed) == _sha(child)
+    # the build tool's own error lines keep their tag and their rule
+    assert extract("[ERROR] Failed to read artifact descriptor for a:b:jar:1.0")[0].tool == "maven"

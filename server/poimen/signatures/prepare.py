@@ -30,6 +30,7 @@ _PREFIX = re.compile("|".join((
     r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] (?:\w+\.\w+: )?",  # Laravel/Monolog
     r"\d{1,6}(?=(?:ERROR|FATAL|WARNING|Error|Running|Job|\$ ))",  # web-UI line numbers, glued
     r"\$ (?=\S)",  # a shell prompt
+    r"\[(?:INFO|ERROR|WARNING)\] (?=(?:error|warning|info|npm ERR!|npm error|npm warn)\b)",  # a relayed child's line
 )))
 # lines a person's paste adds around output: a Markdown code fence (```` ```text ````, `~~~`),
 # a quoted blank line (`>`), an interpreter's empty prompt (`>>>`). One paste has them, the
