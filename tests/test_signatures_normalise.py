@@ -143,3 +143,13 @@ def test_a_build_tools_level_tag_on_a_relayed_childs_line_is_a_wrapper():
     assert _sha(relayed) == _sha(child)
     # the build tool's own error lines keep their tag and their rule
     assert extract("[ERROR] Failed to read artifact descriptor for a:b:jar:1.0")[0].tool == "maven"
+
+
+def test_an_argument_parsers_unknown_option_is_a_key_whatever_the_program():
+    usage = "Usage:\n  pip install [options] <requirement specifier> ...\n\n"
+    bare = extract(usage + "no such option: --install-option")
+    assert [(s.family, s.loose) for s in bare] == [("cli:unknown-option", False)]
+    assert bare[0].sig_sha == _sha("pip: error: no such option: --install-option")
+    assert bare[0].sig_sha != _sha("no such option: --global-option")
+    assert _sha("Error: unknown flag: --foo") == _sha("unknown flag: --foo")
+    assert _sha("Error: unknown flag: --foo") != _sha("Error: unknown shorthand flag: 'f' in -f")

@@ -123,6 +123,13 @@ def _salient(ctx: Ctx, i: int, m: re.Match) -> Hit:
 LAST_RESORT = ("program-says", "error-phrase")
 
 FALLBACK = [
+    # the argument parsers' own wordings (optparse, argparse, getopt, Go's pflag/cobra): any
+    # program built on one says it the same way, so the option named is the failure
+    line("cli-unknown-option", "cli", "no such option|unrecognized argument|unrecognized option|"
+         "unknown flag|unknown shorthand flag|invalid option",
+         r"^\s*(?:[\w.-]{1,40}: )?(?:error: )?(?P<msg>(?:no such option|unrecognized arguments?|"
+         r"unrecognized option|unknown (?:shorthand )?flag|invalid option)\b.{1,200})$",
+         "unknown-option", weak=True),
     line("logfmt-error", "log", "level=", r"\blevel=(?P<kind>error|fatal|panic|crit)\b.{0,300}?"
          r"\bmsg=\"(?P<msg>(?:[^\"\\]|\\.){1,500})\"", weak=True),
     block("bare-exception", "python", "error: |exception: |error:|exception:",
