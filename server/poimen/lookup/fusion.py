@@ -44,7 +44,7 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-ANSWER_FEATURES = ("cos_text", "cos_symptom", "cos_evidence",
+ANSWER_FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "lead_text", "lead_evidence",
                    "sig_dice", "same_family", "same_tool")
 
 
