@@ -95,10 +95,6 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("md_bold", re.compile(r"\*\*"), "", "Markdown emphasis from pasted issue text"),
     Pattern("md_link", re.compile(r"\[([^\]\[]{0,80})\]\(https?://[^()\s]{0,500}\)"), r"\1",
             "web-UI copy of an Actions log wraps numbers in step links"),
-    Pattern("typographic_quotes", re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e]"),
-            lambda m: "'" if m.group(0) in "\u2018\u2019\u201a\u201b" else '"',
-            "compilers quote with ‘’ in a UTF-8 locale and with ' in the C locale (gcc, "
-            "clang, make); the locale is the machine's, not the failure's"),
     Pattern("iso_timestamp", re.compile(
         r"(?<![\w>])\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d{2}:?\d{2}|"
         r"\s?(?:UTC|GMT))?\b"), "<ts>", "when it happened is not what happened"),
@@ -135,9 +131,6 @@ PATTERNS: tuple[Pattern, ...] = (
             "line numbers move with every edit"),
     Pattern("hex_address", re.compile(r"\b0x[0-9a-fA-F]{9,}\b|(?<![\w>])(?:addr|pc|sp|fp)=0x[0-9a-fA-F]+"),
             "<addr>", "pointers and registers; short 0x codes (HRESULT 0x80131904) are kept"),
-    Pattern("object_identity", re.compile(r"@0x[0-9a-fA-F]{1,16}\b"), "@<addr>",
-            "an object's identity hash (`in unnamed module @0x4d0cbf3f`, the JVM's module-access "
-            "errors) is per process; hex_address needs 9 digits, these have up to 8"),
     Pattern("long_id", re.compile(r"(?<![\w>])[0-9a-zA-Z]{16,}\b"), _hexish,
             "digests, build-kit refs, image ids and mangled names mix digits and letters"),
     Pattern("short_hash", re.compile(r"(?<![\w>])[0-9a-f]{7,15}\b"), _hexish, "git short shas, pod hashes"),
@@ -163,20 +156,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "<tmp>", "mktemp and pytest basetemp names"),
     Pattern("semver", re.compile(
         r"(?<![\w.>])v?\d+\.\d+\.\d+(?:\.\d+)?(?:[a-z]\d*)?(?:[-+~][0-9A-Za-z][0-9A-Za-z.-]{0,40})?"
-        r"(?!\w|\.\w)|(?<=@)\^?~?\d+\.\d+\.\d+[\w.-]{0,40}"), "<ver>",
+        r"(?![\w.])|(?<=@)\^?~?\d+\.\d+\.\d+[\w.-]{0,40}"), "<ver>",
             "patch-level versions differ between every two machines; x.y alone (Python 3.12, "
             "rustc 1.79) is kept because it usually names the language line that matters, "
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
-    Pattern("python_import_origin", re.compile(
-        r"(cannot import name '[^']{1,200}' from '[^']{1,200}') \((?:[^()]{0,500}\)|[^()]{0,500}$)"),
-            r"\1", "Python >= 3.8 appends where the module lives (`from 'jinja2' (/venv/.../"
-            "__init__.py)`); older Pythons and pastes cut at the line's end do not"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
-    Pattern("initial_capital", re.compile(r"^[A-Z](?=[a-z]+(?:[\s,;:!?]|\.(?!\w)|$))"), lambda m: m.group(0).lower(),
-            "a message opens a sentence in one program or release and follows a wrapper's colon "
-            "in another (`The remote end hung up` / `fatal: the remote end hung up`); a capital "
-            "inside a word or a dotted name (`TypeError`, `SSL`, `Runtime.Error`) is kept"),
     Pattern("trailing_punctuation", re.compile(r"[\s,;:]+$"), "",
             "a wrapped or listed message ends in a comma or colon in one paste only"),
 )

@@ -30,22 +30,9 @@ _PREFIX = re.compile("|".join((
     r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] (?:\w+\.\w+: )?",  # Laravel/Monolog
     r"\d{1,6}(?=(?:ERROR|FATAL|WARNING|Error|Running|Job|\$ ))",  # web-UI line numbers, glued
     r"\$ (?=\S)",  # a shell prompt
-    r"\[(?:INFO|ERROR|WARNING)\] (?=(?:error|warning|info|npm ERR!|npm error|npm warn)\b)",  # a relayed child's line
 )))
-# lines a person's paste adds around output: a Markdown code fence (```` ```text ````, `~~~`),
-# a quoted blank line (`>`), an interpreter's empty prompt (`>>>`). One paste has them, the
-# next does not, and a rule that reads a message on into the next line must not take them in
-
-_PASTE_FRAME = re.compile(r"[\s>]*(?:(?:```|~~~)[\w+.-]{0,20}|>)[\s>]*$")
-# a line a person's paste marks up as inline code (`` `ERROR: x` ``): the marks are not output
-_MD_CODE_LINE = re.compile(r"(\s*)`([^`]+)`\s*$")
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
-
-
-# a logger's `LEVEL [logger.name] message` line (Python logging's common format, alembic,
-# Flask): the logger says where the message was logged, not what failed
-_LOGGER_LINE = re.compile(r"(ERROR|CRITICAL|FATAL|WARNING|WARN)\s{1,4}\[[\w.$-]{1,80}\]\s+(?=\S)")
 
 
 def decode(text: str | bytes) -> str:
@@ -69,14 +56,6 @@ def clean_line(raw: str) -> str:
         if not prefix or not prefix.end():
             break
         line = line[prefix.end():]
-    if _PASTE_FRAME.match(line):
-        return ""
-    logged = _LOGGER_LINE.match(line)
-    if logged:
-        line = f"{logged.group(1)}: {line[logged.end():]}"
-    code = _MD_CODE_LINE.match(line)
-    if code:
-        line = code.group(1) + code.group(2)
     gha = _GHA_COMMAND.match(line)
     if gha:
         kind, rest = gha.groups()
@@ -96,28 +75,4 @@ def lines_of(text: str) -> list[str]:
         end = size if end < 0 else end
         out.append(clean_line(text[start:min(end, start + clip)]))
         start = end + 1
-    return _unframe_records(out)
-
-
-# a logger that frames every line of one record (`<time> Error: Plugin: Traceback (most
-# recent call last):`, then the same framing before each frame and the exception line)
-_RECORD_HEAD = re.compile(r"(?P<frame>\S.{0,160}?)Traceback \(most recent call last\):")
-_DIGITS = re.compile(r"\d")
-
-
-def _unframe_records(lines: list[str]) -> list[str]:
-    """Drop a logger's framing from the lines of a traceback it wraps, so the traceback
-    reads as Python printed it; times inside the framing differ from line to line."""
-    i = 0
-    while i < len(lines):
-        head = _RECORD_HEAD.match(lines[i]) if "Traceback (most" in lines[i] else None
-        if not head:
-            i += 1
-            continue
-        width, key = len(head["frame"]), _DIGITS.sub("0", head["frame"])
-        j = i
-        while j < len(lines) and _DIGITS.sub("0", lines[j][:width]) == key:
-            lines[j] = lines[j][width:]
-            j += 1
-        i = j
-    return lines
+    return out

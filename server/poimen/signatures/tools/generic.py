@@ -44,35 +44,15 @@ CONSEQUENCES = [
 
 
 def _bare_exception(ctx: Ctx, i: int, m: re.Match):
-    """`SomeError: message` with no stack: Python unless the text says otherwise. A kind
-    alone (`SomeError:`) takes its message from the first line of the paragraph below."""
-    head = ctx.lines[i].strip()
-    exc = EXC.match(head)
-    if exc and exc["msg"]:
-        msg = " ".join([exc["msg"]] + _continuation(ctx.lines[i + 1:i + 3]))
-    else:
-        exc = EXC.match(head[:-1]) if head.endswith(":") else None
-        below = [t for t in ctx.lines[i + 1:i + 3] if t.strip()][:1]
-        msg = " ".join(_continuation(below)) if exc and not exc["msg"] else ""
-    if not msg:
+    """`SomeError: message` with no stack: Python unless the text says otherwise."""
+    exc = EXC.match(ctx.lines[i].strip())
+    if not exc or not exc["msg"]:
         return None
     tool = "node" if ctx.has("node") and not ctx.has("python") else "python"
+    msg = " ".join([exc["msg"]] + [t.strip() for t in ctx.lines[i + 1:i + 3]
+                                    if t.strip() and t[:1] not in "\t" and not EXC.match(t.strip())
+                                    and not t.strip().startswith(("at ", "warnings."))])
     return exception_hit(tool, exc["kind"], msg, _frames_above(ctx.lines, i), i, i)
-
-
-def _continuation(lines: list[str]) -> list[str]:
-    """The wrapped rest of a bare exception's message: up to the first blank line (a
-    paragraph break ends a message), without frames, warnings, another exception or a
-    consequence (`make: *** … Error 1`: what followed the failure, never its message)."""
-    out = []
-    for text in lines:
-        line = text.strip()
-        if not line:
-            break
-        if text[:1] != "\t" and not EXC.match(line) and not line.startswith(("at ", "warnings.")) \
-                and not any(rule.trigger.search(text) for rule in CONSEQUENCES):
-            out.append(line)
-    return out
 
 
 def _frames_above(lines: list[str], i: int) -> tuple[str, ...]:
@@ -123,21 +103,12 @@ def _salient(ctx: Ctx, i: int, m: re.Match) -> Hit:
 LAST_RESORT = ("program-says", "error-phrase")
 
 FALLBACK = [
-    # the argument parsers' own wordings (optparse, argparse, getopt, Go's pflag/cobra): any
-    # program built on one says it the same way, so the option named is the failure
-    line("cli-unknown-option", "cli", "no such option|unrecognized argument|unrecognized option|"
-         "unknown flag|unknown shorthand flag|invalid option",
-         r"^\s*(?:[\w.-]{1,40}: )?(?:error: )?(?P<msg>(?:no such option|unrecognized arguments?|"
-         r"unrecognized option|unknown (?:shorthand )?flag|invalid option)\b.{1,200})$",
-         "unknown-option", weak=True),
     line("logfmt-error", "log", "level=", r"\blevel=(?P<kind>error|fatal|panic|crit)\b.{0,300}?"
          r"\bmsg=\"(?P<msg>(?:[^\"\\]|\\.){1,500})\"", weak=True),
     block("bare-exception", "python", "error: |exception: |error:|exception:",
-          r"^\s*(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,80}?(?:Error|Exception):(?: \S|\s*$)",
-          _bare_exception),
+          r"^\s*(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,80}?(?:Error|Exception): \S", _bare_exception),
     line("generic-error", "generic", "error|fatal",
-         r"^\s*(?:[A-Z][a-z]{2,15} )?(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?"
-         r"(?P<msg>\S.{2,})$",
+         r"^\s*(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?(?P<msg>\S.{2,})$",
          "error", weak=True),
     block("program-says", "generic", ": ",
           r"^\s*(?P<kind>[a-z][\w.+-]{1,30}): (?:\(\d{1,4}\) )?(?P<msg>(?:[A-Z]\w*|\w+ not|"

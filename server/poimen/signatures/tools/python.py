@@ -142,7 +142,7 @@ RULES = [
           r"^\s*Traceback \(most recent call last\):", _traceback),
     block("pytest-import-mismatch", "pytest", "import file mismatch", r"^import file mismatch:",
           _import_mismatch),
-    block("pytest-error-line", "python", "e ", r"^E\s{1,40}(?P<body>\S.*)$", _pytest_e),
+    block("pytest-error-line", "python", "e ", r"^E\s{1,12}(?P<body>\S.*)$", _pytest_e),
     line("pytest-fixture-missing", "pytest", "fixture '", r"^\s*E?\s*fixture '(?P<msg>[^']+)' not found",
          "fixture-not-found"),
     line("pytest-collection", "pytest", "error collecting",
