@@ -29,7 +29,7 @@ WAITS = ("Condition.wait", "EpollSelector.select", "_worker (", "Event.wait", "T
 
 def fold(raw: str, top: int = 15) -> dict:
     """Top functions by inclusive and by self samples from py-spy's raw (collapsed) output,
-    over the samples taken inside the lookup (`poimen/context.py` on the stack) that are
+    over the samples taken inside the lookup (a `poimen/lookup/` module on the stack) that are
     not waiting (a thread blocked on a lock, future or selector)."""
     inclusive, own = collections.Counter(), collections.Counter()
     total = 0
@@ -38,7 +38,7 @@ def fold(raw: str, top: int = 15) -> dict:
         if not stack or not count.isdigit():
             continue
         frames = [f for f in stack.split(";")[1:] if f]
-        if not any("poimen/context.py" in f for f in frames) or any("Embedder._load" in f for f in frames) or \
+        if not any("poimen/lookup/" in f for f in frames) or any("Embedder._load" in f for f in frames) or \
                 any(w in frames[-1] for w in WAITS):
             continue
         n = int(count)
