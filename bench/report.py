@@ -9,7 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-SLICES = ("dev", "heldout", "heldout-late")   # see retrieval.in_slice
+# retrieval.SLICES; runs V4/V5 named the wave-2 slice "heldout-late"
+SLICES = ("dev", "heldout", "heldout-late", "heldout-w2", "heldout-w3")
 METHODS = ("poimen", "bm25", "dense")
 
 

@@ -65,9 +65,10 @@ def test_bm25_baseline_ranks_the_document_with_the_rare_term_first():
     assert bm25.ranked("nothing matches zzz") == []
 
 
-def test_the_late_slice_is_the_held_out_rows_of_the_parts_collected_after_tuning():
+def test_a_wave_slice_is_the_held_out_rows_of_that_waves_parts():
     rows = [{"split": "heldout", "part": "py-w2"}, {"split": "heldout", "part": "py"},
-            {"split": "dev", "part": "py-w2"}]
-    assert [retrieval.in_slice(r, "heldout-late") for r in rows] == [True, False, False]
-    assert [retrieval.in_slice(r, "heldout") for r in rows] == [True, True, False]
-    assert [retrieval.in_slice(r, "dev") for r in rows] == [False, False, True]
+            {"split": "dev", "part": "py-w2"}, {"split": "heldout", "part": "ops-w3"}]
+    assert [retrieval.in_slice(r, "heldout-w2") for r in rows] == [True, False, False, False]
+    assert [retrieval.in_slice(r, "heldout-w3") for r in rows] == [False, False, False, True]
+    assert [retrieval.in_slice(r, "heldout") for r in rows] == [True, True, False, True]
+    assert [retrieval.in_slice(r, "dev") for r in rows] == [False, False, True, False]
