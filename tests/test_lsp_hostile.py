@@ -126,6 +126,19 @@ def test_exit_without_shutdown_exits_1(tmp_path):
     assert server.returncode == 1, stderr.decode()[-2000:]
 
 
+def test_told_to_exit_while_warming_up_the_server_exits_cleanly(vault, tmp_path):
+    """`shutdown` and `exit` right after `initialized`, while the engine warms up (LanceDB
+    opening, copies loading): exit code 0 every time, never an abort in finalisation."""
+    codes = []
+    for attempt in range(5):
+        server = Wire([MEM, "lsp"], tmp_path / f"lsp{attempt}.err")
+        server.initialize({"vault": str(vault), "project": "p"}, tmp_path)
+        time.sleep(0.1 * attempt)   # from before the warm-up starts to well inside it
+        codes.append(server.close())
+    assert codes == [0] * 5, [(tmp_path / f"lsp{i}.err").read_text()[-1500:]
+                              for i, code in enumerate(codes) if code]
+
+
 def test_a_request_with_malformed_params_gets_an_error_response(wire):
     answer = wire.request("textDocument/hover", {"position": "nowhere"}, timeout=20)
     assert answer["error"]["code"] == -32602

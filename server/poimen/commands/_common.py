@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
+import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NoReturn
 
 import typer
 
@@ -80,3 +82,17 @@ def server_logging(log_file: Path | None, log_level: str) -> logging.Logger:
     root.handlers[:] = [handler]
     root.setLevel(log_level.upper())
     return root
+
+
+def leave(code: int) -> NoReturn:
+    """End a stdio server's process: the exit handlers run (pending occurrences applied, a
+    team vault pushed, logs flushed), then the process exits without the interpreter's
+    finalisation, where LanceDB's native runtime, torn down while a warm-up thread still
+    uses it, could abort the process (exit -6/-11; docs/RELIABILITY.md)."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # closed by the client already
+            pass
+    os._exit(code)

@@ -9,8 +9,7 @@ from typing import Optional
 
 import typer
 
-from ._common import LOG_LEVELS as LEVELS, options, server_logging
-
+from ._common import LOG_LEVELS as LEVELS, leave, options, server_logging
 
 
 def register(app: typer.Typer) -> None:
@@ -35,6 +34,4 @@ def register(app: typer.Typer) -> None:
         defaults = Settings(vault=str(opts.vault) if opts.vault else None, project=opts.project)
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
-        code = build(defaults).start_io(sys.stdin.buffer, protocol_out)
-        if code:
-            raise typer.Exit(code)
+        leave(build(defaults).start_io(sys.stdin.buffer, protocol_out))
