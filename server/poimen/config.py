@@ -13,8 +13,6 @@ from .team.objects import is_remote
 def missing_vault(location) -> str | None:
     """Why no vault is at a folder `location` (None when one is, or for a team vault's
     URI, which only opening it tells)."""
-    from .team.objects import is_remote
-
     if is_remote(location) or (Path(location).expanduser() / "log").is_dir():
         return None
     return f"no vault at {Path(location).expanduser()} (run `mem init` first)"

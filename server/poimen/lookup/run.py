@@ -73,8 +73,7 @@ class Run:
             self.fault(name)
             return fn()
 
-        future = legs().submit(body)
-        self._futures.append(future)
+        future = self.start(body)
 
         def result(timeout: float | None = None):
             limit = self.timeout if timeout is None else timeout
