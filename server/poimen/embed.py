@@ -119,6 +119,12 @@ class Embedder:
             self._tokenizer, self._session = tokenizer, session
         return self._tokenizer, self._session
 
+    def load(self) -> None:
+        """Load the model and tokenizer now (a server starts it beside its other work);
+        a computation asked for meanwhile waits for this load, not a second one."""
+        with self._lock:
+            self._load()
+
     def count_tokens(self, text: str) -> int:
         """Tokens in `text` by this model's tokenizer (no truncation, no specials)."""
         if self._counter is None:

@@ -98,10 +98,12 @@ def derived_json(match) -> dict | None:
 
 class Engine:
     def __init__(self, vault: str | Path | None = None, project: str | None = None,
-                 settings: Settings | None = None, create: bool = True):
+                 settings: Settings | None = None, create: bool = True,
+                 embedder: Embedder | None = None):
+        """`embedder`: one already made (a server loads it while the vault opens)."""
         self.settings = settings or Settings.from_env()
         self.project = project or default_project()
-        self._embedder: Embedder | None = None
+        self._embedder: Embedder | None = embedder
         self._generator = None
         self._artifacts = None
         try:

@@ -184,6 +184,7 @@ def build(defaults: Settings | None = None) -> PoimenServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: PoimenServer, params: types.InitializeParams):
+        ls.session.preload()
         ls.apply_settings(params.initialization_options, ls.defaults)
 
     @server.feature(types.INITIALIZED)
