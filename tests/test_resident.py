@@ -172,3 +172,20 @@ def test_while_a_copy_loads_the_store_answers(tmp_path):
         [(i["sha"], i["tier"]) for i in with_copies["lessons"]]
     copy.prime()
     assert copy._memories() is not None and copy._vectors() is not None
+
+
+def test_keyed_rows_find_each_value_once_in_the_order_asked_rows_in_table_order(monkeypatch):
+    import pyarrow as pa
+
+    from poimen import keyed
+
+    table = pa.table({"a": ["x", "y", "x", "z", "x"], "b": ["1", "1", "2", "1", "1"],
+                      "n": [0, 1, 2, 3, 4]})
+    rows = keyed.KeyedRows(table, ("a",), ("a", "b"))
+    assert [r["n"] for r in rows.rows(("a",), [("z",), ("x",), ("z",), ("w",)])] == [3, 0, 2, 4]
+    assert [r["n"] for r in rows.rows(("a", "b"), [("x", "1"), ("y", "2")])] == [0, 4]
+    assert rows.rows(("a",), []) == []
+    # every value hashing alike: rows are still told apart by their values
+    monkeypatch.setattr(keyed, "hash", lambda value: 7, raising=False)
+    colliding = keyed.KeyedRows(table, ("a",))
+    assert [r["n"] for r in colliding.rows(("a",), [("y",), ("x",)])] == [1, 0, 2, 4]

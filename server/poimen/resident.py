@@ -8,8 +8,9 @@ cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in th
 sixth decimal) from copies of the `memories`, `signatures` and `vectors` tables (the
 gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
 table's version changes (the vectors copy grows by the new rows instead) and held only
-while the table has at most `MAX_ROWS` rows (at the 10k bench vault the copies take
-~120 MB and load in 0.4 s); past that, while another thread is loading a copy, and for
+while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB vector
+matrix, 8 MB of signature links kept as Arrow columns (`KeyedRows`), ~10 MB of memory
+rows as Python objects; loaded in ~0.4 s); past that, while another thread is loading a copy, and for
 everything else, it is the store itself (with its ANN and BTREE indexes). It reads,
 never writes.
 """
@@ -26,11 +27,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .embed import DIM
+from .keyed import KeyedRows
 from .store import (ANN_MIN_VECTORS, LEVELS, MemoryRow, SignatureLink, Store, VectorHit,
                     _in, _links_by, follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
+BY_SIG, BY_MEMORY, BY_ERROR = ("sig_sha",), ("memory_sha",), ("family", "message")
 
 
 def of(store: Store) -> "Resident":
@@ -187,18 +190,11 @@ class Resident:
                     tbl.search().where("level != 'L0'").limit(rows + 1).to_list()}
         return self._copy("memories", load)
 
-    def _signatures(self) -> tuple[dict, dict, dict] | None:
+    def _signatures(self) -> KeyedRows | None:
         def load(tbl):
             if tbl.count_rows() > MAX_ROWS:
                 return None
-            by_sig: dict[str, list[dict]] = {}
-            by_memory: dict[str, list[dict]] = {}
-            by_error: dict[tuple[str, str], list[dict]] = {}
-            for row in tbl.to_arrow().to_pylist():
-                by_sig.setdefault(row["sig_sha"], []).append(row)
-                by_memory.setdefault(row["memory_sha"], []).append(row)
-                by_error.setdefault((row["family"], row["message"]), []).append(row)
-            return by_sig, by_memory, by_error
+            return KeyedRows(tbl.to_arrow(), BY_SIG, BY_MEMORY, BY_ERROR)
         return self._copy("signatures", load)
 
     def _vectors(self):
@@ -288,7 +284,7 @@ class Resident:
         held = self._signatures()
         if held is None:
             return self.store.signature_links_many(sig_shas)
-        return _links_by((r for sha in dict.fromkeys(sig_shas) for r in held[0].get(sha, ())),
+        return _links_by(held.rows(BY_SIG, ((sha,) for sha in sig_shas)),
                          lambda r: r["sig_sha"])
 
     def same_error_links(self, keys: Sequence[tuple[str, str]]
@@ -296,15 +292,14 @@ class Resident:
         held = self._signatures()
         if held is None:
             return self.store.same_error_links(keys)
-        rows = [r for key in dict.fromkeys(keys) for r in held[2].get(key, ())]
-        return _links_by(rows, lambda r: (r["family"], r["message"]))
+        return _links_by(held.rows(BY_ERROR, (tuple(key) for key in keys)),
+                         lambda r: (r["family"], r["message"]))
 
     def signatures_of(self, memory_shas: Sequence[str]) -> list[dict]:
         held = self._signatures()
         if held is None:
             return self.store.signatures_of(memory_shas)
-        return [dict(row) for sha in dict.fromkeys(memory_shas)
-                for row in held[1].get(sha, ())]
+        return held.rows(BY_MEMORY, ((sha,) for sha in memory_shas))
 
     def seen_many(self, sig_shas: Sequence[str], without: str | None = None,
                   pending: dict | None = None) -> dict[str, tuple[int, str | None]]:
@@ -312,9 +307,10 @@ class Resident:
         held = self._signatures()
         if held is None:
             return self.store.seen_many(sig_shas, without, pending)
-        times = {sha: [r["at"] for r in held[0].get(sha, ())
-                       if r["level"] == "L0" and r["memory_sha"] != without]
-                 for sha in sig_shas}
+        times: dict[str, list[str]] = {sha: [] for sha in sig_shas}
+        for r in held.rows(BY_SIG, ((sha,) for sha in times)):
+            if r["level"] == "L0" and r["memory_sha"] != without:
+                times[r["sig_sha"]].append(r["at"])
         if times:
             self.store.occurrence_times(times, pending)
         return {sha: (len(ts), max(ts)[:10] if ts else None) for sha, ts in times.items()}
