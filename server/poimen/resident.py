@@ -17,8 +17,6 @@ never writes.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import threading
 from typing import Sequence
 
@@ -26,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import heap
 from .embed import DIM
 from .keyed import KeyedRows
 from .store import (ANN_MIN_VECTORS, LEVELS, MemoryRow, SignatureLink, Store, VectorHit,
@@ -127,19 +126,9 @@ def _vector_copy(held: dict | None, table: pa.Table | None) -> dict:
 def _give_back() -> None:
     """Return the heap freed after reading a table to the system: Arrow's pool, and the C
     allocator's, which LanceDB reads through (glibc kept ~50 MB of a 46 MB read of the
-    10k bench vault's vectors until `malloc_trim`; elsewhere there is nothing to call)."""
+    10k bench vault's vectors until trimmed)."""
     pa.default_memory_pool().release_unused()
-    trim = getattr(_libc(), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
-
-
-@functools.lru_cache(maxsize=1)
-def _libc():
-    try:
-        return ctypes.CDLL(None)
-    except OSError:
-        return None
+    heap.trim()
 
 
 class Resident:

@@ -24,6 +24,9 @@ def register(app: typer.Typer) -> None:
                                    help="Accepted for editors that pass it; stdio is the only transport."),
     ):
         """Run the language server on stdio (editors start this)."""
+        from ..heap import limit_arenas
+
+        limit_arenas()   # before any thread of the server's is made
         root = server_logging(log_file, log_level)
         logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
 

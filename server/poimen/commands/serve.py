@@ -23,8 +23,10 @@ def register(app: typer.Typer) -> None:
                                            help="Request size limit in bytes.")):
         """Serve the context lookup over HTTP (OpenAPI schema at /openapi.json)."""
         from ..config import default_vault, missing_vault
+        from ..heap import limit_arenas
         from ..http import ServeError, serve as run
 
+        limit_arenas()   # before any thread of the server's is made
         location = options(ctx).vault or default_vault()
         try:
             missing = missing_vault(location)
