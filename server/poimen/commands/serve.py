@@ -23,6 +23,7 @@ def register(app: typer.Typer) -> None:
                                            help="Request size limit in bytes.")):
         """Serve the context lookup over HTTP (OpenAPI schema at /openapi.json)."""
         from ..config import default_vault, missing_vault
+        from ..embed import preload
         from ..heap import limit_arenas
         from ..http import ServeError, serve as run
 
@@ -32,7 +33,8 @@ def register(app: typer.Typer) -> None:
             missing = missing_vault(location)
             if missing:   # said now: the engine itself opens while the server starts
                 raise ServeError(missing)
-            run(lambda: engine(ctx), str(location), host, port,
+            embedder = preload()   # the model loads beside the vault's opening
+            run(lambda: engine(ctx, embedder=embedder), str(location), host, port,
                 token or os.environ.get("POIMEN_TOKEN") or None, max_body)
         except ServeError as exc:
             sys.stderr.write(f"mem: error: {exc}\n")

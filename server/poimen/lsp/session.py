@@ -13,7 +13,6 @@ import hashlib
 import logging
 import os
 import re
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,29 +106,13 @@ class Session:
         return await asyncio.get_running_loop().run_in_executor(self.parser, run)
 
     def preload(self) -> None:
-        """Start loading the embedding model on a thread of its own. It depends on the
-        environment only, so it loads while the client's settings arrive and the vault
-        opens (at the 10k bench vault each took ~0.7 s of the cold start, in turn)."""
-        from poimen.embed import Embedder, EmbedderUnavailable
+        """Start loading the embedding model (`poimen.embed.preload`) while the client's
+        settings arrive and the vault opens (at the 10k bench vault each took ~0.7 s of
+        the cold start, in turn)."""
+        from poimen.embed import preload
 
-        if self._embedder is not None:
-            return
-        try:
-            self._embedder = Embedder()
-        except EmbedderUnavailable as exc:   # the engine reports it when asked
-            log.info("embedding model not preloaded: %s", exc)
-            return
-        threading.Thread(target=self._load_model, args=(self._embedder,),
-                         name="poimen-model", daemon=True).start()
-
-    @staticmethod
-    def _load_model(embedder) -> None:
-        from poimen.embed import EmbedderUnavailable
-
-        try:
-            embedder.load()
-        except EmbedderUnavailable as exc:   # the first lookup degrades and says why
-            log.info("embedding model not loaded: %s", exc)
+        if self._embedder is None:
+            self._embedder = preload()
 
     def warm(self) -> None:
         """Load what the first answer needs (the engine over an existing vault, the
