@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import corpus
+from proc import rss_mb
 
 MEM = str(Path(sys.executable).parent / "mem")
 
@@ -163,16 +164,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def rss_mb(pid: int) -> dict:
-    """Current and peak resident set of a process, from /proc."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = round(int(value.split()[0]) / 1024, 1)
-    return {"rss_mb": fields.get("VmRSS"), "peak_rss_mb": fields.get("VmHWM")}
 
 
 def over_http(vault: Path, requests: list[dict], log: Path) -> dict:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import shutil
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # noqa: E402
+from proc import rss_mb  # noqa: E402
 
 IMPORTS = ("numpy", "pyarrow.compute", "poimen.engine", "poimen.lookup", "lsprotocol.types",
            "poimen.lsp.server", "onnxruntime", "tokenizers")
@@ -30,12 +32,8 @@ IMPORTS = ("numpy", "pyarrow.compute", "poimen.engine", "poimen.lookup", "lsprot
 
 def status() -> tuple[float, float]:
     """(VmRSS, VmHWM) of this process in MB."""
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
+    figures = rss_mb(os.getpid())
+    return figures["rss_mb"], figures["peak_rss_mb"]
 
 
 class Steps:

@@ -10,9 +10,9 @@ gate's near-duplicate search uses the vectors copy too). A copy is reloaded when
 table's version changes (the vectors copy grows by the new rows instead) and held only
 while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB vector
 matrix, 8 MB of signature links kept as Arrow columns (`KeyedRows`), ~10 MB of memory
-rows as Python objects; loaded in ~0.4 s); past that, while another thread is loading a copy, and for
-everything else, it is the store itself (with its ANN and BTREE indexes). It reads,
-never writes.
+rows as Python objects; loaded in ~0.4 s); past that, while another thread is loading a
+copy, and for everything else, it is the store itself (with its ANN and BTREE indexes).
+It reads, never writes.
 """
 
 from __future__ import annotations
