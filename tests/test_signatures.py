@@ -193,8 +193,43 @@ def test_mangled_go_trace_from_fuzzing_still_extracts():
 
 
 def test_a_last_resort_line_is_loose_and_a_known_rule_is_not():
-    """Loose signatures name a failure no rule knows; the lookup gives them no tier 1."""
+    """Loose signatures name a failure no rule knows; the lookup gives them tier 1 only
+    where the content agrees (tests/test_tier1_loose.py)."""
     loose = extract("Unable to reach the licence daemon on 10.0.0.7: handshake refused")
     assert loose and all(sig.loose for sig in loose)
     strong = extract("fatal: not a git repository (or any of the parent directories): .git")
     assert strong and not strong[0].loose
+
+
+# Two pastes of one failure that differ only where a tool, a locale or a wrapper does:
+# each pair must give one signature (docs/SIGNATURES.md, normalisation table).
+SAME_FAILURE_TWO_WAYS = [
+    ("smart-quotes", "main.c:3:14: error: \u2018bool\u2019 cannot be defined via \u2018typedef\u2019",
+     "main.c:3:14: error: 'bool' cannot be defined via 'typedef'"),
+    ("path-before-a-full-stop",
+     "Error: Dependencies lock file is not found in /home/runner/work/app/app. Supported "
+     "file patterns: package-lock.json",
+     "Error: Dependencies lock file is not found in /github/workspace. Supported file "
+     "patterns: package-lock.json"),
+    ("sentence-case", "fatal: The remote end hung up unexpectedly",
+     "fatal: the remote end hung up unexpectedly"),
+    ("wrapped-generic-error",
+     "Error: buildx failed with: ERROR: multiple platforms feature is currently not "
+     "supported for docker driver.",
+     "ERROR: multiple platforms feature is currently not supported for docker driver"),
+]
+
+
+@pytest.mark.parametrize("first, second", [p[1:] for p in SAME_FAILURE_TWO_WAYS],
+                         ids=[p[0] for p in SAME_FAILURE_TWO_WAYS])
+def test_one_failure_printed_two_ways_gives_one_signature(first, second):
+    a, b = extract(first), extract(second)
+    assert a and b and a[0].sig_sha == b[0].sig_sha, (a[0].text, b[0].text)
+
+
+def test_sentence_case_folds_a_plain_word_only():
+    """`The` → `the`; a CamelCase error name and an acronym keep their case."""
+    assert extract("fatal: The remote end hung up")[0].message.startswith("the remote")
+    assert extract("error: ModuleNotFoundError: no module named 'yaml'")[0].message \
+        == "ModuleNotFoundError: no module named 'yaml'"
+    assert extract("error: EACCES: permission denied")[0].message.startswith("EACCES")

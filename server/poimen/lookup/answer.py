@@ -32,7 +32,10 @@ def lessons(run: Run, tier1: Tier1, scored: dict, seen_known: dict) -> tuple[lis
     """Tier-1 and tier-2 lesson items, superseded memories replaced by successors."""
     store = run.store
     first, placed = [], {}
+    agreed = _fused_first(scored)
     for sha, index, seen, last, how in tier1.hits:
+        if sha in tier1.corroborate and sha != agreed:
+            continue
         live, old = _live(store, tier1.rows.get(sha), sha)
         if live is None or live.sha in placed:
             continue
@@ -60,6 +63,13 @@ def lessons(run: Run, tier1: Tier1, scored: dict, seen_known: dict) -> tuple[lis
         item["seen_count"], item["last_seen"] = seen[item["sha"]]
     first.sort(key=lambda i: (i.pop("signature_rank"), -i["rerank"], i["sha"]))
     return first, second
+
+
+def _fused_first(scored: dict) -> str | None:
+    """The lesson the fused order puts first among the answers, if any."""
+    answers = [(hit["rerank"], sha) for sha, hit in scored.items()
+               if hit["relevant"] and hit["row"].level in LESSON_LEVELS]
+    return min(answers, key=lambda a: (-a[0], a[1]))[1] if answers else None
 
 
 def _live(store, row, sha):

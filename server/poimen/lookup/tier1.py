@@ -4,8 +4,10 @@ a paste that cut the stack, or another caller). The match says which.
 
 A signature is known when an earlier, different record carries it: evidence ingested
 before, or a lesson. A loose signature (a last-resort rule's generic line, for tools no
-rule knows) counts as seen but brings no tier-1 lesson: the same generic headline with
-different causes below it would be a confident wrong answer; tier 2 weighs it instead. The evidence the request's own source was just recorded as
+rule knows) counts as seen, but its lessons are tier 1 only when the content agrees
+(`Tier1.corroborate`: the fused order puts the lesson first, `answer.lessons`): the
+same generic headline with different causes below it would otherwise be a confident
+wrong answer. The evidence the request's own source was just recorded as
 (`evidence_sha`, as `mem run` and the language server send it) is this occurrence,
 not an earlier one: it neither makes the failure known nor counts as seen, and no
 occurrence record is added for it. Otherwise each hit signature appends one occurrence
@@ -25,10 +27,13 @@ LESSON_LEVELS = ("L1", "L2")
 @dataclass
 class Tier1:
     """Signature hits: per-signature info, [(memory sha, signature index, seen, last
-    seen, "exact" | "same error")], and the hit memories' rows and stored text vectors."""
+    seen, "exact" | "same error")], the hit memories a loose signature alone found
+    (tier 1 only if the fused order agrees), and the hit memories' rows and stored text
+    vectors."""
 
     info: list = field(default_factory=list)
     hits: list = field(default_factory=list)
+    corroborate: set = field(default_factory=set)
     rows: dict = field(default_factory=dict)
     vectors: dict = field(default_factory=dict)
 
@@ -41,7 +46,7 @@ def tier1(run: Run, signatures) -> Tier1:
         _record_occurrences(run, known)
     seen = run.store.seen_many(known, without=run.req.evidence_sha,
                                pending=run.engine.vault.deferred.pending())
-    info, hits = [], []
+    info, hits, loose, strong = [], [], set(), set()
     for index, sig in enumerate(signatures):
         links, how = matches.get(sig.sig_sha, ([], None))
         entry = {"sig_sha": sig.sig_sha, "tool": sig.tool, "kind": sig.kind,
@@ -51,13 +56,16 @@ def tier1(run: Run, signatures) -> Tier1:
             count, last = max(seen[sha] for sha in {ln.sig_sha for ln in links})
             lessons = [ln for ln in links if ln.level in LESSON_LEVELS]
             entry.update(match=how, seen_count=count, last_seen=last, lessons=len(lessons))
-            if not sig.loose:   # a generic line is seen again, but claims no lesson
-                hits += [(ln.memory_sha, index, count, last, how) for ln in lessons]
+            hits += [(ln.memory_sha, index, count, last, how) for ln in lessons]
+            if sig.loose:
+                loose |= {ln.memory_sha for ln in lessons}
+            else:
+                strong |= {ln.memory_sha for ln in lessons}
         info.append(entry)
-    shas = [sha for sha, *_ in hits]
+    shas = list(dict.fromkeys(sha for sha, *_ in hits))
     rows = run.store.memories(shas)
     run.count.prime([row.text for row in rows.values()])
-    return Tier1(info, hits, rows, run.store.vectors_of(shas, "text"))
+    return Tier1(info, hits, loose - strong, rows, run.store.vectors_of(shas, "text"))
 
 
 def _matches(run: Run, signatures) -> dict[str, tuple[list, str]]:

@@ -92,6 +92,11 @@ PATTERNS: tuple[Pattern, ...] = (
             "terminal colour and cursor escapes are presentation"),
     Pattern("control", re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]"), "",
             "binary noise, CR, and replacement characters from invalid UTF-8"),
+    Pattern("smart_quotes", re.compile(r"[\u2018\u2019\u201a\u201b\u2032]"), "'",
+            "a locale's or a word processor's curly quotes around a name (gcc quotes ‘x’ in "
+            "a UTF-8 locale, 'x' in C)"),
+    Pattern("smart_double_quotes", re.compile(r"[\u201c\u201d\u201e\u201f\u2033]"), '"',
+            "as smart_quotes, for double quotes"),
     Pattern("md_bold", re.compile(r"\*\*"), "", "Markdown emphasis from pasted issue text"),
     Pattern("md_link", re.compile(r"\[([^\]\[]{0,80})\]\(https?://[^()\s]{0,500}\)"), r"\1",
             "web-UI copy of an Actions log wraps numbers in step links"),
@@ -118,7 +123,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("path", re.compile(
         rf"{_PATH_START}(?P<p>(?:[A-Za-z]:[\\/]|\\\\|~/|\.{{1,2}}/|/){_PATH_CHARS}{{1,300}}"
         rf"(?<![.:])|[\w.@-]{{1,100}}[\\/](?:[\w.@+-]{{1,100}}[\\/]){{0,30}}"
-        rf"[\w@+-]{{1,100}}\.[a-zA-Z]\w{{0,5}})(?::\d+){{0,2}}(?=$|[\s'\"`;,()<>\[\]{{}}|:])"),
+        rf"[\w@+-]{{1,100}}\.[a-zA-Z]\w{{0,5}})(?::\d+){{0,2}}(?=$|[\s'\"`;,()<>\[\]{{}}|:]|\.(?:\s|$))"),
             _path, "workspace, home and temp prefixes differ per machine: keep the in-library "
             "path under site-packages / node_modules / cargo / go mod, else the basename; "
             "line:col suffixes go with the path"),
@@ -162,8 +167,11 @@ PATTERNS: tuple[Pattern, ...] = (
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
-    Pattern("trailing_punctuation", re.compile(r"[\s,;:]+$"), "",
-            "a wrapped or listed message ends in a comma or colon in one paste only"),
+    Pattern("sentence_case", re.compile(r"^\s*([A-Z])(?=[a-z]+\b)"), lambda m: m.group(1).lower(),
+            "one tool prints `fatal: the remote end…`, a wrapper or logger `The remote end…`; "
+            "a CamelCase name (`ModuleNotFoundError`) or an acronym keeps its case"),
+    Pattern("trailing_punctuation", re.compile(r"[\s,;:.]+$"), "",
+            "a wrapped or listed message ends in a comma, colon or full stop in one paste only"),
 )
 
 _PY_SUGGESTION = re.compile(r"\.? Did you mean:? '?[\w.]*'?\?$")

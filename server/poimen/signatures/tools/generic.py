@@ -99,6 +99,13 @@ def _salient(ctx: Ctx, i: int, m: re.Match) -> Hit:
     return Hit("generic", kind, msg, (), i, i, weak=True)
 
 
+def _unwrapped(ctx: Ctx, i: int, m: re.Match) -> Hit:
+    """`error: <wrapper>: message`: the message past the wrappers a CI step or a CLI adds
+    (`buildx failed with: ERROR: …` in one paste, the bare message in another)."""
+    msg = m.group("msg").strip()
+    return Hit("generic", "error", _WRAPPER.sub("", msg) or msg, (), i, i, weak=True)
+
+
 # rules whose line names a failure no tool rule knows: seen counts, never a tier-1 lesson
 LAST_RESORT = ("program-says", "error-phrase")
 
@@ -107,9 +114,9 @@ FALLBACK = [
          r"\bmsg=\"(?P<msg>(?:[^\"\\]|\\.){1,500})\"", weak=True),
     block("bare-exception", "python", "error: |exception: |error:|exception:",
           r"^\s*(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,80}?(?:Error|Exception): \S", _bare_exception),
-    line("generic-error", "generic", "error|fatal",
-         r"^\s*(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?(?P<msg>\S.{2,})$",
-         "error", weak=True),
+    block("generic-error", "generic", "error|fatal",
+          r"^\s*(?:error|ERROR|Error|fatal|FATAL|Fatal)(?:\[[\w-]{1,40}\])?\s?: ?(?P<msg>\S.{2,})$",
+          _unwrapped, weak=True),
     block("program-says", "generic", ": ",
           r"^\s*(?P<kind>[a-z][\w.+-]{1,30}): (?:\(\d{1,4}\) )?(?P<msg>(?:[A-Z]\w*|\w+ not|"
           r"no|can't|cannot|could not|unable|failed|invalid)\b.{2,300})$", _salient, weak=True),
