@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 # retrieval.SLICES; runs V4/V5 named the wave-2 slice "heldout-late"
-SLICES = ("dev", "heldout", "heldout-late", "heldout-w2", "heldout-w3", "heldout-w4")
+SLICES = ("dev", "heldout", "heldout-late", "heldout-w2", "heldout-w3", "heldout-w4", "heldout-w5")
 METHODS = ("poimen", "bm25", "dense")
 
 
