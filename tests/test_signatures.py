@@ -217,6 +217,14 @@ SAME_FAILURE_TWO_WAYS = [
      "Error: buildx failed with: ERROR: multiple platforms feature is currently not "
      "supported for docker driver.",
      "ERROR: multiple platforms feature is currently not supported for docker driver"),
+    ("chromium-log-prefix",
+     "[1025/084740.006078:ERROR:zygote_host_impl_linux.cc(88)] Running as root without "
+     "--no-sandbox is not supported. See https://crbug.com/638180.",
+     "[0808/045944.133174:ERROR:zygote_host_impl_linux.cc(90)] Running as root without "
+     "--no-sandbox is not supported. See https://crbug.com/638180."),
+    ("version-ending-a-sentence",
+     "Error: build requires toolkit 2.4.1. Please upgrade the toolkit",
+     "Error: build requires toolkit 2.4.7. Please upgrade the toolkit"),
 ]
 
 

@@ -100,6 +100,10 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("md_bold", re.compile(r"\*\*"), "", "Markdown emphasis from pasted issue text"),
     Pattern("md_link", re.compile(r"\[([^\]\[]{0,80})\]\(https?://[^()\s]{0,500}\)"), r"\1",
             "web-UI copy of an Actions log wraps numbers in step links"),
+    Pattern("chromium_log", re.compile(
+        r"\[(?:\d{1,6}:\d{1,6}:)?\d{4}/\d{6}\.\d{3,9}:([A-Z]+\d?):([\w.-]{1,100})\(\d+\)\]"),
+            r"[\1:\2]", "Chromium, Electron and CEF log lines open with [pid:tid:MMDD/HHMMSS.us:"
+            "LEVEL:file.cc(line)]: when and which process are per run"),
     Pattern("iso_timestamp", re.compile(
         r"(?<![\w>])\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d{2}:?\d{2}|"
         r"\s?(?:UTC|GMT))?\b"), "<ts>", "when it happened is not what happened"),
@@ -160,9 +164,10 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("temp_name", re.compile(r"(?<![A-Za-z])(?:tmp|temp)[-_]?[a-zA-Z0-9_]{5,}\b|(?<![A-Za-z])pytest-\d+\b"),
             "<tmp>", "mktemp and pytest basetemp names"),
     Pattern("semver", re.compile(
-        r"(?<![\w.>])v?\d+\.\d+\.\d+(?:\.\d+)?(?:[a-z]\d*)?(?:[-+~][0-9A-Za-z][0-9A-Za-z.-]{0,40})?"
-        r"(?![\w.])|(?<=@)\^?~?\d+\.\d+\.\d+[\w.-]{0,40}"), "<ver>",
-            "patch-level versions differ between every two machines; x.y alone (Python 3.12, "
+        r"(?<![\w.>])v?\d+\.\d+\.\d+(?:\.\d+)?(?:[a-z]\d*)?(?:[-+~][0-9A-Za-z][0-9A-Za-z.-]{0,40}(?<!\.))?"
+        r"(?!\w|\.\w)|(?<=@)\^?~?\d+\.\d+\.\d+[\w.-]{0,40}"), "<ver>",
+            "patch-level versions differ between every two machines (one that ends a "
+            "sentence too: its full stop is not part of it); x.y alone (Python 3.12, "
             "rustc 1.79) is kept because it usually names the language line that matters, "
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
