@@ -7,17 +7,21 @@ import numpy as np
 from poimen import resident
 from poimen.engine import Engine
 from poimen.resident import nearest
+from poimen.signatures.clauses import clause_keys
 
 FAILURES = [
     "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
     "error: linker `cc` not found\n  = note: No such file or directory (os error 2)",
     "psycopg2.OperationalError: connection to server at \"localhost\", port 5432 failed",
+    "release-bot: ERROR deploy step failed: could not acquire the deployment lock held by "
+    "another release",
 ]
 LESSONS = [
     "npm 7 installs peer dependencies: pin react-dom to the react major, or "
     "--legacy-peer-deps",
     "Rust needs a C linker: apt-get install build-essential on slim images",
     "Postgres was not up yet in CI: wait for pg_isready before the migrations",
+    "Two pipelines deployed at once: serialise the deploy jobs with a concurrency group",
 ]
 
 
@@ -41,6 +45,11 @@ def _same(store, copy) -> None:
         sorted(map(sorted, (r.items() for r in store.signatures_of(shas))))
     assert copy.signature_links_many(sigs) == store.signature_links_many(sigs)
     assert copy.seen_many(sigs) == store.seen_many(sigs)
+    messages = {row["message"] for row in store.signatures_of(shas)}
+    keys = sorted({k for m in messages for k in clause_keys(m)})
+    keys += [k[:1].upper() + k[1:] for k in keys] + ["a clause nobody in this vault printed"]
+    clauses = store.clause_links(keys)
+    assert len(clauses) > len(messages) and copy.clause_links(keys) == clauses
     assert [copy.successor(s) for s in shas] == [store.successor(s) for s in shas]
     for kind in ("text", "symptom"):
         assert {k: v.tolist() for k, v in copy.vectors_of(shas, kind).items()} == \

@@ -7,20 +7,35 @@ the signature links held as row dicts took 25 MB of Python objects (tracemalloc)
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
 
 
 class KeyedRows:
-    def __init__(self, table: pa.Table, *keys: tuple[str, ...]):
+    """Rows by column keys (`keys`: tuples of column names) and by derived keys
+    (`derived`: name -> (column, keys_of), a row found under each key `keys_of` gives
+    for its value in that column; each key once per row)."""
+
+    def __init__(self, table: pa.Table, *keys: tuple[str, ...],
+                 derived: dict[str, tuple[str, Callable[[str], Iterable[str]]]] | None = None):
         self.table = table.combine_chunks()
         self._index = {key: _index(self.table, key) for key in keys}
+        self._derived = dict(derived or {})
+        for name, (column, keys_of) in self._derived.items():
+            self._index[name] = _derived_index(self.table[column].to_pylist(), keys_of)
 
-    def rows(self, key: tuple[str, ...], values: Iterable[tuple]) -> list[dict]:
-        """The rows whose `key` columns equal each of `values` (each once, in the order
-        given), a value's rows in table order."""
+    def _matches(self, key, row: dict, value: tuple) -> bool:
+        if key in self._derived:
+            column, keys_of = self._derived[key]
+            return value[0] in keys_of(row[column])
+        return tuple(row[c] for c in key) == value
+
+    def rows(self, key: tuple[str, ...] | str, values: Iterable[tuple]) -> list[dict]:
+        """The rows whose `key` columns equal each of `values` (for a derived key: whose
+        derived keys hold each value[0]), each value once, in the order given, a value's
+        rows in table order."""
         hashes, order = self._index[key]
         values = list(dict.fromkeys(values))
         places = []
@@ -35,7 +50,7 @@ class KeyedRows:
         for value, rows in zip(values, places):
             for _ in range(len(rows)):
                 row = next(found)
-                if tuple(row[c] for c in key) == value:   # not merely an equal hash
+                if self._matches(key, row, value):   # not merely an equal hash
                     out.append(row)
         return out
 
@@ -47,3 +62,15 @@ def _index(table: pa.Table, key: tuple[str, ...]) -> tuple[np.ndarray, np.ndarra
     hashes = np.fromiter((hash(value) for value in zip(*columns)), np.int64, table.num_rows)
     order = np.argsort(hashes, kind="stable")
     return hashes[order], order
+
+
+def _derived_index(values: list, keys_of) -> tuple[np.ndarray, np.ndarray]:
+    """As `_index`, for a row under each of its derived keys (hashed as 1-tuples)."""
+    hashes, rows = [], []
+    for row, value in enumerate(values):
+        for key in keys_of(value or ""):
+            hashes.append(hash((key,)))
+            rows.append(row)
+    hashes_np, rows_np = np.array(hashes, np.int64), np.array(rows, np.int64)
+    order = np.argsort(hashes_np, kind="stable")
+    return hashes_np[order], rows_np[order]

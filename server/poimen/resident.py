@@ -27,12 +27,14 @@ import pyarrow.compute as pc
 from . import heap
 from .embed import DIM
 from .keyed import KeyedRows
+from .signatures.clauses import clause_keys
 from .store import (ANN_MIN_VECTORS, LEVELS, MemoryRow, SignatureLink, Store, VectorHit,
-                    _in, _links_by, follow_supersession)
+                    _in, _links_by, _links_by_keys, follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
 BY_SIG, BY_MEMORY, BY_ERROR = ("sig_sha",), ("memory_sha",), ("family", "message")
+BY_CLAUSE = "clause"
 
 
 def of(store: Store) -> "Resident":
@@ -183,7 +185,8 @@ class Resident:
         def load(tbl):
             if tbl.count_rows() > MAX_ROWS:
                 return None
-            return KeyedRows(tbl.to_arrow(), BY_SIG, BY_MEMORY, BY_ERROR)
+            return KeyedRows(tbl.to_arrow(), BY_SIG, BY_MEMORY, BY_ERROR,
+                             derived={BY_CLAUSE: ("message", clause_keys)})
         return self._copy("signatures", load)
 
     def _vectors(self):
@@ -283,6 +286,13 @@ class Resident:
             return self.store.same_error_links(keys)
         return _links_by(held.rows(BY_ERROR, (tuple(key) for key in keys)),
                          lambda r: (r["family"], r["message"]))
+
+    def clause_links(self, keys: Sequence[str]) -> dict[str, list[SignatureLink]]:
+        held = self._signatures()
+        if held is None:
+            return self.store.clause_links(keys)
+        rows = {r["id"]: r for r in held.rows(BY_CLAUSE, ((key,) for key in keys))}
+        return _links_by_keys(rows.values(), lambda r: clause_keys(r["message"]), set(keys))
 
     def signatures_of(self, memory_shas: Sequence[str]) -> list[dict]:
         held = self._signatures()

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from .embed import DIM
 from .lazy_lancedb import load as load_lancedb
+from .signatures.clauses import CLAUSE_WORDS, SEPARATOR, clause_keys
 
 LEVELS = ("L0", "L1", "L2", "R")
 # index listings leave out the IVF centroids (and LanceDB stops warning on every listing)
@@ -112,13 +113,18 @@ class SignatureLink:
 def _links_by(rows: Iterable[dict], key, wanted=None) -> dict:
     """Signature rows as links grouped by `key(row)` (only `wanted` keys, if given),
     each group sorted by level then memory."""
+    return _links_by_keys(rows, lambda r: (key(r),), wanted)
+
+
+def _links_by_keys(rows: Iterable[dict], keys_of, wanted=None) -> dict:
+    """As `_links_by`, a row under each of its keys `keys_of(row)`."""
     out: dict = {}
     for r in rows:
-        k = key(r)
-        if wanted is None or k in wanted:
-            out.setdefault(k, []).append(SignatureLink(
-                r["sig_sha"], r["memory_sha"], r["tool"], r["project"], r["level"],
-                r["message"]))
+        for k in keys_of(r):
+            if wanted is None or k in wanted:
+                out.setdefault(k, []).append(SignatureLink(
+                    r["sig_sha"], r["memory_sha"], r["tool"], r["project"], r["level"],
+                    r["message"]))
     for links in out.values():
         links.sort(key=lambda s: (s.level, s.memory_sha))
     return out
@@ -378,6 +384,21 @@ class Store:
                 .select(["sig_sha", "memory_sha", "tool", "project", "level", "message",
                          "family"]).limit(1_000_000).to_list())
         return _links_by(rows, lambda r: (r["family"], r["message"]), wanted)
+
+    def clause_links(self, keys: Sequence[str]) -> dict[str, list[SignatureLink]]:
+        """Links whose message, or one of its closing clauses (`clause_keys`), is one of
+        `keys`: the same failure printed in other company (one query, a scan)."""
+        wanted = set(keys)
+        if not wanted:
+            return {}
+        ends = [f"ends_with(message, {_quote(SEPARATOR + variant)})"
+                for key in sorted(wanted) if len(key.split()) >= CLAUSE_WORDS
+                for variant in sorted({key, key[:1].upper() + key[1:]})]
+        rows = (self.table("signatures").search()
+                .where(" OR ".join([_in("message", sorted(wanted))] + ends))
+                .select(["sig_sha", "memory_sha", "tool", "project", "level", "message"])
+                .limit(1_000_000).to_list())
+        return _links_by_keys(rows, lambda r: clause_keys(r["message"]), wanted)
 
     def signatures_of(self, memory_shas: Sequence[str]) -> list[dict]:
         if not memory_shas:

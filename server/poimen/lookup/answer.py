@@ -15,7 +15,7 @@ import numpy as np
 
 from .run import Run
 from .similarity import trigram_similarity, trigrams
-from .tier1 import LESSON_LEVELS, Tier1
+from .tier1 import LESSON_LEVELS, SAME_MESSAGE, Tier1
 
 log = logging.getLogger("poimen.context")
 
@@ -173,7 +173,7 @@ def references(scored: dict) -> list[dict]:
 def body(run: Run, tool, sig_info, sections, budget) -> dict:
     found = sections.tier1 + sections.tier2
     tiers = [i["tier"] for i in found + sections.skills + sections.references]
-    if any(s["known"] and not s["loose"] for s in sig_info):
+    if any(s["known"] and not s["loose"] and s["match"] != SAME_MESSAGE for s in sig_info):
         tiers.append(1)
     return {"tier": min(tiers) if tiers else None, "tool": tool,
             "tool_inferred": run.req.tool is None and tool is not None,

@@ -1,6 +1,8 @@
 """Tier 1: this failure happened here before: the same `sig_sha` ("exact"), or the same
 tool, kind and normalised message raised through other frames or none ("same error":
-a paste that cut the stack, or another caller). The match says which.
+a paste that cut the stack, or another caller), or a message sharing a clause key
+("same message": a wrapper's or logger's context around it, `signatures.clauses`). The
+match says which; a "same message" match is held to the loose rule below.
 
 A signature is known when an earlier, different record carries it: evidence ingested
 before, or a lesson. A loose signature (a last-resort rule's generic line, for tools no
@@ -19,9 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..signatures.clauses import clause_keys
 from .run import Run
 
 LESSON_LEVELS = ("L1", "L2")
+SAME_MESSAGE = "same message"   # a clause match: known, but tier 1 only where content agrees
 
 
 @dataclass
@@ -57,7 +61,7 @@ def tier1(run: Run, signatures) -> Tier1:
             lessons = [ln for ln in links if ln.level in LESSON_LEVELS]
             entry.update(match=how, seen_count=count, last_seen=last, lessons=len(lessons))
             hits += [(ln.memory_sha, index, count, last, how) for ln in lessons]
-            if sig.loose:
+            if sig.loose or how == SAME_MESSAGE:
                 loose |= {ln.memory_sha for ln in lessons}
             else:
                 strong |= {ln.memory_sha for ln in lessons}
@@ -69,8 +73,9 @@ def tier1(run: Run, signatures) -> Tier1:
 
 
 def _matches(run: Run, signatures) -> dict[str, tuple[list, str]]:
-    """sig_sha -> (links, "exact" | "same error"): the stored signature itself, else the
-    same tool, kind and normalised message with other frames (or none)."""
+    """sig_sha -> (links, "exact" | "same error" | "same message"): the stored signature
+    itself, else the same tool, kind and normalised message with other frames (or none),
+    else a message sharing a clause key with it (`clause_keys`), whatever the rule."""
     def usable(links):
         return [ln for ln in links if ln.memory_sha != run.req.evidence_sha and (
             run.req.scope != "project" or ln.project == run.req.project)]
@@ -83,6 +88,12 @@ def _matches(run: Run, signatures) -> dict[str, tuple[list, str]]:
         links = usable(same.get((sig.family, sig.message), []))
         if links:
             out[sig.sig_sha] = (links, "same error")
+    rest = [sig for sig in rest if sig.sig_sha not in out]
+    clauses = run.store.clause_links([k for sig in rest for k in clause_keys(sig.message)])
+    for sig in rest:
+        links = usable([ln for key in clause_keys(sig.message) for ln in clauses.get(key, [])])
+        if links:
+            out[sig.sig_sha] = (list(dict.fromkeys(links)), SAME_MESSAGE)
     return out
 
 

@@ -23,8 +23,8 @@ def headline(response: Mapping[str, Any]) -> str:
         parts = ["Tier 1", f"seen {seen}×" if seen else "seen before"]
         if last:
             parts.append(f"last {str(last)[:10]}")
-        if known.get("match") == "same error":
-            parts.append("same error")
+        if known.get("match") in ("same error", "same message"):
+            parts.append(known["match"])
         causes = len(tier1_lessons(response))
         if causes > 1:
             parts.append(f"{causes} causes recorded")

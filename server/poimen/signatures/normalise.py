@@ -83,6 +83,14 @@ def _ipv4(m: re.Match) -> str:
     return "localhost" if m.group(0).startswith("127.") else "<ip>"
 
 
+_SENTENCE_CASE = re.compile(r"^\s*([A-Z])(?=[a-z]+\b)")
+
+
+def sentence_case(text: str) -> str:
+    """`The remote end…` → `the remote end…`; `ModuleNotFoundError`, `EACCES` stay."""
+    return _SENTENCE_CASE.sub(lambda m: m.group(1).lower(), text)
+
+
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _PATH_START = r"(?<![\w>.~$@%+/\\-])"
 _PATH_CHARS = r"[^\s'\"`;,:()<>\[\]{}|*]"
@@ -172,7 +180,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
-    Pattern("sentence_case", re.compile(r"^\s*([A-Z])(?=[a-z]+\b)"), lambda m: m.group(1).lower(),
+    Pattern("sentence_case", _SENTENCE_CASE, lambda m: m.group(1).lower(),
             "one tool prints `fatal: the remote end…`, a wrapper or logger `The remote end…`; "
             "a CamelCase name (`ModuleNotFoundError`) or an acronym keeps its case"),
     Pattern("trailing_punctuation", re.compile(r"[\s,;:.]+$"), "",
