@@ -222,6 +222,10 @@ SAME_FAILURE_TWO_WAYS = [
      "--no-sandbox is not supported. See https://crbug.com/638180.",
      "[0808/045944.133174:ERROR:zygote_host_impl_linux.cc(90)] Running as root without "
      "--no-sandbox is not supported. See https://crbug.com/638180."),
+    ("logfmt-err-value",
+     'ts=2024-03-01T10:00:00.000Z caller=main.go:1033 level=error component=tsdb '
+     'err="opening storage failed: lock DB directory: open lock: permission denied"',
+     "opening storage failed: lock DB directory: open lock: permission denied"),
     ("version-ending-a-sentence",
      "Error: build requires toolkit 2.4.1. Please upgrade the toolkit",
      "Error: build requires toolkit 2.4.7. Please upgrade the toolkit"),

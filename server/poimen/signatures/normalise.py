@@ -83,6 +83,7 @@ def _ipv4(m: re.Match) -> str:
     return "localhost" if m.group(0).startswith("127.") else "<ip>"
 
 
+_LOGFMT_PAIR = r'[\w.-]{1,40}=(?:"[^"]*"|[^"\s]\S*|)'
 _SENTENCE_CASE = re.compile(r"^\s*([A-Z])(?=[a-z]+\b)")
 
 
@@ -112,6 +113,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\[(?:\d{1,6}:\d{1,6}:)?\d{4}/\d{6}\.\d{3,9}:([A-Z]+\d?):([\w.-]{1,100})\(\d+\)\]"),
             r"[\1:\2]", "Chromium, Electron and CEF log lines open with [pid:tid:MMDD/HHMMSS.us:"
             "LEVEL:file.cc(line)]: when and which process are per run"),
+    Pattern("logfmt_error", re.compile(
+        rf'^{_LOGFMT_PAIR}(?: {_LOGFMT_PAIR})*? (?:err|error)="([^"]*)"(?: {_LOGFMT_PAIR})*$'
+        rf'|^(?:err|error)="([^"]*)"(?: {_LOGFMT_PAIR})*$'),
+            lambda m: m.group(1) if m.group(1) is not None else m.group(2),
+            "a logfmt line (Prometheus, Loki, Go kit: `level=error ts=… caller=… err=\"…\"`) "
+            "says what failed in its err value; the other pairs say when and where"),
     Pattern("iso_timestamp", re.compile(
         r"(?<![\w>])\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d{2}:?\d{2}|"
         r"\s?(?:UTC|GMT))?\b"), "<ts>", "when it happened is not what happened"),
