@@ -226,6 +226,13 @@ SAME_FAILURE_TWO_WAYS = [
      'ts=2024-03-01T10:00:00.000Z caller=main.go:1033 level=error component=tsdb '
      'err="opening storage failed: lock DB directory: open lock: permission denied"',
      "opening storage failed: lock DB directory: open lock: permission denied"),
+    ("terminal-wide-banner",
+     "_____________________ ERROR collecting tests/test_api.py _____________________\n"
+     "E   fixture not found",
+     "_______ ERROR collecting tests/test_api.py _______\nE   fixture not found"),
+    ("markdown-fence-on-the-line",
+     "```\nValueError: Excel file format cannot be determined, you must specify an engine ```",
+     "ValueError: Excel file format cannot be determined, you must specify an engine"),
     ("version-ending-a-sentence",
      "Error: build requires toolkit 2.4.1. Please upgrade the toolkit",
      "Error: build requires toolkit 2.4.7. Please upgrade the toolkit"),

@@ -107,6 +107,11 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("smart_double_quotes", re.compile(r"[\u201c\u201d\u201e\u201f\u2033]"), '"',
             "as smart_quotes, for double quotes"),
     Pattern("md_bold", re.compile(r"\*\*"), "", "Markdown emphasis from pasted issue text"),
+    Pattern("md_fence", re.compile(r"`{3,}[\w+-]{0,20}"), "",
+            "a Markdown code fence (```, ```text) pasted on the error line's own line"),
+    Pattern("banner", re.compile(r"([_=~*#-])\1{3,}"), r"\1\1\1",
+            "pytest, Maven and make draw banners as wide as the terminal: the width is the "
+            "window's, not the failure's"),
     Pattern("md_link", re.compile(r"\[([^\]\[]{0,80})\]\(https?://[^()\s]{0,500}\)"), r"\1",
             "web-UI copy of an Actions log wraps numbers in step links"),
     Pattern("chromium_log", re.compile(
