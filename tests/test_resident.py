@@ -14,7 +14,7 @@ FAILURES = [
     "error: linker `cc` not found\n  = note: No such file or directory (os error 2)",
     "psycopg2.OperationalError: connection to server at \"localhost\", port 5432 failed",
     "release-bot: ERROR deploy step failed: could not acquire the deployment lock held by "
-    "another release",
+    "another release. Retry once the other pipeline has finished",
 ]
 LESSONS = [
     "npm 7 installs peer dependencies: pin react-dom to the react major, or "

@@ -1,5 +1,6 @@
 """Clause keys (`signatures.clauses`): the failure inside a message a wrapper printed with
-context is found from a bare paste, and the reverse; short errno endings are no key."""
+context, or followed by a sentence of advice, is found from a bare paste, and the
+reverse; short errno endings are no key."""
 
 from __future__ import annotations
 
@@ -41,3 +42,10 @@ def test_keys_of_extracted_signatures_tie_a_logger_line_to_a_bare_error():
     bare = extract("Error: could not acquire the deployment lock held by another release")[0]
     assert logged.family != bare.family and logged.sig_sha != bare.sig_sha
     assert bare.message in clause_keys(logged.message)
+
+
+def test_a_first_sentence_is_a_key_when_another_tool_stops_there():
+    advised = ("can not perform a '--user' install. User site-packages are not visible in "
+               "this virtualenv")
+    assert clause_keys(advised) == (advised, "can not perform a '--user' install")
+    assert clause_keys("no such host. retry later") == ("no such host. retry later",)

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from .embed import DIM
 from .lazy_lancedb import load as load_lancedb
-from .signatures.clauses import CLAUSE_WORDS, SEPARATOR, clause_keys
+from .signatures.clauses import CLAUSE_WORDS, SENTENCE_END, SEPARATOR, clause_keys
 
 LEVELS = ("L0", "L1", "L2", "R")
 # index listings leave out the IVF centroids (and LanceDB stops warning on every listing)
@@ -391,11 +391,12 @@ class Store:
         wanted = set(keys)
         if not wanted:
             return {}
+        long = [key for key in sorted(wanted) if len(key.split()) >= CLAUSE_WORDS]
         ends = [f"ends_with(message, {_quote(SEPARATOR + variant)})"
-                for key in sorted(wanted) if len(key.split()) >= CLAUSE_WORDS
-                for variant in sorted({key, key[:1].upper() + key[1:]})]
+                for key in long for variant in sorted({key, key[:1].upper() + key[1:]})]
+        starts = [f"starts_with(message, {_quote(key + SENTENCE_END)})" for key in long]
         rows = (self.table("signatures").search()
-                .where(" OR ".join([_in("message", sorted(wanted))] + ends))
+                .where(" OR ".join([_in("message", sorted(wanted))] + ends + starts))
                 .select(["sig_sha", "memory_sha", "tool", "project", "level", "message"])
                 .limit(1_000_000).to_list())
         return _links_by_keys(rows, lambda r: clause_keys(r["message"]), wanted)
