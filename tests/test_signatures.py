@@ -233,6 +233,11 @@ SAME_FAILURE_TWO_WAYS = [
     ("markdown-fence-on-the-line",
      "```\nValueError: Excel file format cannot be determined, you must specify an engine ```",
      "ValueError: Excel file format cannot be determined, you must specify an engine"),
+    ("jvm-identity-hash",
+     "java.lang.IllegalAccessError: class org.apache.spark.storage.StorageUtils$ (in unnamed "
+     "module @0x4d5650ae) cannot access class sun.nio.ch.DirectBuffer",
+     "java.lang.IllegalAccessError: class org.apache.spark.storage.StorageUtils$ (in unnamed "
+     "module @0x5a6d67c3) cannot access class sun.nio.ch.DirectBuffer"),
     ("version-ending-a-sentence",
      "Error: build requires toolkit 2.4.1. Please upgrade the toolkit",
      "Error: build requires toolkit 2.4.7. Please upgrade the toolkit"),
@@ -252,3 +257,15 @@ def test_sentence_case_folds_a_plain_word_only():
     assert extract("error: ModuleNotFoundError: no module named 'yaml'")[0].message \
         == "ModuleNotFoundError: no module named 'yaml'"
     assert extract("error: EACCES: permission denied")[0].message.startswith("EACCES")
+
+
+def test_a_bare_level_word_before_a_sentence_goes():
+    """yarn's `error An unexpected…` and a paste without the level word: one message (the
+    rules differ, yarn's and a generic one, so tier 1 matches them as "same message")."""
+    yarn = extract('[ERROR] error An unexpected error occurred: "https://registry.yarnpkg.com/'
+                   'x: ESOCKETTIMEDOUT".')[0]
+    bare = extract('An unexpected error occurred: "https://registry.npmjs.org/x: '
+                   'ESOCKETTIMEDOUT".')[0]
+    assert yarn.message == bare.message == \
+        'an unexpected error occurred: "<https url>: ESOCKETTIMEDOUT"'
+    assert extract("ERROR Failed to compile with 3 errors")[0].message.startswith("failed")

@@ -158,6 +158,11 @@ PATTERNS: tuple[Pattern, ...] = (
             "IDE-style file(line, col)"),
     Pattern("line_word", re.compile(r"(?<![A-Za-z])(line|Line|lines|column|col)\s+\d+(?:[:-]\d+)?"), r"\1 <n>",
             "line numbers move with every edit"),
+    Pattern("identity_hash", re.compile(
+        r"(?<![\w>])@0x[0-9a-fA-F]{1,8}\b|(?<=[\w$\]])@(?=[0-9a-f]{0,7}[a-f])(?=[a-f]{0,7}\d)"
+        r"[0-9a-f]{6,8}\b"), "@<hash>",
+            "the JVM names an object or an unnamed module by its identity hash "
+            "(`Foo@1b6d3586`, `unnamed module @0x4d5650ae`): per run"),
     Pattern("hex_address", re.compile(r"\b0x[0-9a-fA-F]{9,}\b|(?<![\w>])(?:addr|pc|sp|fp)=0x[0-9a-fA-F]+"),
             "<addr>", "pointers and registers; short 0x codes (HRESULT 0x80131904) are kept"),
     Pattern("long_id", re.compile(r"(?<![\w>])[0-9a-zA-Z]{16,}\b"), _hexish,
@@ -192,6 +197,10 @@ PATTERNS: tuple[Pattern, ...] = (
             "and tool rules keep majors where a conflict turns on them"),
     Pattern("progress", re.compile(r"\[\s*\d{1,3}%\]|\(\d+/\d+\)"), "", "build progress counters"),
     Pattern("space", re.compile(r"\s+"), " ", "wrapping and padding"),
+    Pattern("severity_word", re.compile(r"^\s*(?:error|fatal|ERROR|FATAL|Error)\s+(?=[A-Z][a-z])"), "",
+            "yarn, pnpm and CLI loggers put a bare level word before the sentence (`error An "
+            "unexpected error occurred`); another paste or a rule that took the level off "
+            "starts at the sentence"),
     Pattern("sentence_case", _SENTENCE_CASE, lambda m: m.group(1).lower(),
             "one tool prints `fatal: the remote end…`, a wrapper or logger `The remote end…`; "
             "a CamelCase name (`ModuleNotFoundError`) or an acronym keeps its case"),
