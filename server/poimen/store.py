@@ -386,8 +386,9 @@ class Store:
         return _links_by(rows, lambda r: (r["family"], r["message"]), wanted)
 
     def clause_links(self, keys: Sequence[str]) -> dict[str, list[SignatureLink]]:
-        """Links whose message, or one of its closing clauses (`clause_keys`), is one of
-        `keys`: the same failure printed in other company (one query, a scan)."""
+        """Links whose message, its first sentence or one of its closing clauses
+        (`clause_keys`) is one of `keys`: the same failure printed in other company (one
+        query, a scan)."""
         wanted = set(keys)
         if not wanted:
             return {}

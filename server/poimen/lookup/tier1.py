@@ -89,9 +89,10 @@ def _matches(run: Run, signatures) -> dict[str, tuple[list, str]]:
         if links:
             out[sig.sig_sha] = (links, "same error")
     rest = [sig for sig in rest if sig.sig_sha not in out]
-    clauses = run.store.clause_links([k for sig in rest for k in clause_keys(sig.message)])
+    keys = {sig.sig_sha: clause_keys(sig.message) for sig in rest}
+    clauses = run.store.clause_links([k for sig_keys in keys.values() for k in sig_keys])
     for sig in rest:
-        links = usable([ln for key in clause_keys(sig.message) for ln in clauses.get(key, [])])
+        links = usable([ln for key in keys[sig.sig_sha] for ln in clauses.get(key, [])])
         if links:
             out[sig.sig_sha] = (list(dict.fromkeys(links)), SAME_MESSAGE)
     return out

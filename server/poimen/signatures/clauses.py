@@ -7,9 +7,9 @@ the `json:` part alone. One tool adds a second sentence of advice (`can not perf
 '--user' install. User site-packages are not visible in this virtualenv`), another stops
 after the first. A message's keys are the message itself, every clause after a `: ` and
 its first sentence (before the first `. `), each of at least `CLAUSE_WORDS` words, a
-clause sentence-cased like a message. Two messages
-sharing a key (whatever tool or rule printed them) name the same failure in different
-company; tier 1 answers on that only when the content agrees (`lookup.tier1`).
+clause sentence-cased like a message. Two messages sharing a key (whatever tool or rule
+printed them) name the same failure in different company; tier 1 answers on that only
+when the content agrees (`lookup.tier1`).
 """
 
 from __future__ import annotations
