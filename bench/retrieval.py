@@ -161,7 +161,8 @@ def summary(ranks: list[int | None]) -> dict:
             "mrr": round(sum(1 / r for r in ranks if r) / n, 4) if n else None}
 
 
-SLICES = ("dev", "heldout", "heldout-w2", "heldout-w3", "heldout-w4", "heldout-w5")
+SLICES = ("dev", "heldout", "heldout-w2", "heldout-w3", "heldout-w4", "heldout-w5",
+          "heldout-w6")
 
 
 def in_slice(row: dict, name: str) -> bool:
