@@ -1,16 +1,17 @@
 """The embedding model's optimised graph, kept on disk so that a process loads it ready.
 
-ONNX Runtime optimises the int8 model at every load (~0.2 s), folding its weights into
-float32 copies on the heap (~165 MB resident, more at the peak). Saved once, with its
-weights in a file of their own, the optimised graph loads in ~0.05 s with every
-optimisation off and maps its weights from that file (docs/BENCHMARKS.md, run L3).
+ONNX Runtime optimises the int8 model at every load, folding its weights into float32
+copies on the heap. Saved once, with its weights in a file of their own, the optimised
+graph loads with every optimisation off and maps its weights from that file: at the 10k
+bench vault the session took 0.2 s and +59 MB instead of 0.7 s and +165 MB
+(docs/BENCHMARKS.md, run L3).
 
 A copy is kept only when it gives the very vectors the model gives: when it is written,
 one probe text is run through both and the copy is dropped on any difference. Copies
 are keyed by the model file, the runtime's version and the CPU (an optimised graph may
-use the instructions of the machine that made it), under `POIMEN_CACHE_DIR` (default
-`$XDG_CACHE_HOME/poimen`, else `~/.cache/poimen`); `POIMEN_MODEL_CACHE=off` turns it off.
-A copy that cannot be written or read is only a slower start, never an error.
+use the instructions of the machine that made it), under `models/` in the user's cache
+folder (`poimen/cache_dir.py`); `POIMEN_MODEL_CACHE=off` turns it off. A copy that
+cannot be written or read is only a slower start, never an error.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
+from .cache_dir import cache_dir
+
 log = logging.getLogger("poimen.embed")
 
 MODEL = "model.onnx"
@@ -33,10 +36,7 @@ def cache_root() -> Path | None:
     """Where optimised models are kept, or None when the cache is turned off."""
     if os.environ.get("POIMEN_MODEL_CACHE", "").strip().lower() in ("off", "0", "no"):
         return None
-    root = os.environ.get("POIMEN_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
-    if root:
-        return Path(root) / ("" if os.environ.get("POIMEN_CACHE_DIR") else "poimen")
-    return Path.home() / ".cache" / "poimen"
+    return cache_dir()
 
 
 def _cpu() -> str:

@@ -21,16 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache_dir import cache_dir
+
 FORMAT = "poimen-catalogue-vectors-v1"
 KEEP = 8  # cache files kept, most recently used first (catalogue edits make new ones)
 PROBE = "error: the catalogue cache probe failed to resolve module 'poimen' (exit 1)"
-
-
-def cache_dir() -> Path:
-    if os.environ.get("POIMEN_CACHE_DIR"):
-        return Path(os.environ["POIMEN_CACHE_DIR"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "poimen"
 
 
 def cache_key(texts: list[str], model_id: str) -> str:
