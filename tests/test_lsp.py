@@ -89,10 +89,10 @@ def _seed(root: Path, cases: list[dict], distractors: int) -> Path:
 
 @pytest.fixture(scope="module")
 def seeded_vault(tmp_path_factory) -> Path:
-    """The first dev cases, TIER1 and TERMINAL with their lessons (never UNSEEDED), some
-    distractors, the references."""
+    """The first dev cases, TIER1, TIER2 and TERMINAL with their lessons (named: a new
+    corpus part can sort first; never UNSEEDED), some distractors, the references."""
     cases = [c for c in CASES.values() if c["id"] != UNSEEDED][:SEEDED_CASES]
-    cases += [CASES[name] for name in (TIER1, TERMINAL) if CASES[name] not in cases]
+    cases += [CASES[name] for name in (TIER1, TIER2, TERMINAL) if CASES[name] not in cases]
     return _seed(tmp_path_factory.mktemp("lsp-vault"), cases, DISTRACTORS)
 
 
