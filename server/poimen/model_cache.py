@@ -24,6 +24,8 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from .cache_dir import cache_dir
 
 log = logging.getLogger("poimen.embed")
@@ -65,14 +67,14 @@ def load(ort, model_path: Path, options: Callable[[], object],
     """An inference session for `model_path`: from its optimised copy when one is kept,
     else optimised now, saving a copy that `probe` (session → output) shows to agree."""
     folder = folder_for(model_path, ort.__version__)
-    if folder is not None and (folder / MODEL).is_file():
+    if folder is None:
+        return _session(ort, model_path, options, optimise=True)
+    if (folder / MODEL).is_file():
         try:
             return _session(ort, folder / MODEL, options, optimise=False)
         except Exception as exc:  # noqa: BLE001 - a bad copy only means optimising again
             log.warning("optimised model copy unusable (%s); optimising the model", exc)
             shutil.rmtree(folder, ignore_errors=True)
-    if folder is None:
-        return _session(ort, model_path, options, optimise=True)
     scratch = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
     try:
         scratch.mkdir(parents=True, exist_ok=True)
@@ -105,8 +107,8 @@ def _keep(ort, session, scratch: Path, folder: Path, options, probe) -> None:
     """Move the saved copy into place if it runs and agrees with `session` bit for bit."""
     try:
         copy = _session(ort, scratch / MODEL, options, optimise=False)
-        same = _equal(probe(session), probe(copy))
-        del copy
+        same = np.array_equal(np.asarray(probe(session)), np.asarray(probe(copy)))
+        del copy   # its weights are mapped from the scratch folder about to be renamed
         if not same:
             log.warning("optimised model copy gives other vectors; not kept")
             return
@@ -115,9 +117,3 @@ def _keep(ort, session, scratch: Path, folder: Path, options, probe) -> None:
         log.info("optimised model not kept: %s", exc)
     except Exception as exc:  # noqa: BLE001 - the copy is an optimisation only
         log.warning("optimised model copy failed its check (%s); not kept", exc)
-
-
-def _equal(a, b) -> bool:
-    import numpy as np
-
-    return np.array_equal(np.asarray(a), np.asarray(b))
