@@ -161,3 +161,35 @@ def test_a_table_mid_creation_by_another_process_is_waited_out(tmp_path, monkeyp
         RuntimeError("lance error: corrupt file")))
     with pytest.raises(RuntimeError, match="corrupt"):
         broken.table("signatures")
+
+
+def test_tables_a_reader_made_before_any_write_are_not_rebuilt_under_it(tmp_path):
+    """A reader that looks up in a new vault makes its (empty) tables; a writer opening
+    the vault next has no reason to rebuild them (that would delete them under the
+    reader), and the reader then sees what the writer recorded."""
+    reader = Engine(tmp_path / "v", project="p", settings=Settings())
+    assert reader.context({"task": "npm ERESOLVE unable to resolve dependency tree"}
+                          )["lessons"] == []
+    assert (tmp_path / "v" / "lance" / "memories.lance").is_dir()
+    writer = Engine(tmp_path / "v", project="p", settings=Settings())
+    assert writer.vault.rebuilt_because is None
+    writer.remember("L1", "npm ERESOLVE with react 18: fixed by pinning react-dom to 18.2",
+                    without_evidence=True)
+    assert [h["level"] for h in reader.search("npm ERESOLVE react", limit=3)] == ["L1"]
+
+
+def test_a_table_another_process_made_anew_is_reopened(tmp_path):
+    """`mem rebuild` in another process drops and recreates the tables a long-lived
+    server holds open; its next refresh reopens them instead of failing."""
+    from poimen.store import Store
+
+    server = Store(tmp_path / "lance")
+    assert server.table("signatures").count_rows() == 0
+    rebuilder = Store(tmp_path / "lance")
+    rebuilder.drop()
+    server.refresh()                     # between the drop and the first new table
+    rebuilder.put("signatures", [{"id": "s:m", "sig_sha": "s", "memory_sha": "m",
+                                  "level": "L1", "tool": "npm", "kind": "error", "family": "",
+                                  "message": "m", "project": "p", "at": "t"}])
+    server.refresh()
+    assert server.table("signatures").count_rows() == 1

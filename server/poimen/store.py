@@ -188,9 +188,16 @@ class Store:
                 time.sleep(0.05)
 
     def refresh(self) -> None:
-        """See other processes' commits (another thread may be opening a table)."""
-        for tbl in list(self._tables.values()):
-            tbl.checkout_latest()
+        """See other processes' commits (another thread may be opening a table). A table
+        that another process dropped and made anew (`mem rebuild`) is reopened at next use."""
+        for name, tbl in list(self._tables.items()):
+            try:
+                tbl.checkout_latest()
+            except RuntimeError as exc:   # lance: "Not found: …/_versions"
+                if "Not found" not in str(exc):
+                    raise
+                self._tables.pop(name, None)
+                self._fts_ready = False
 
     def drop(self) -> None:
         self._tables.clear()

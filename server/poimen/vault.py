@@ -80,8 +80,9 @@ class Vault:
         """Why the projections cannot simply catch up from the watermark (they hold what
         the log no longer has, or are gone), or None."""
         marks, lance = self._watermark(), (self.path / "lance" / "memories.lance").is_dir()
-        if not marks:
-            return "projection.json is missing" if lance else None
+        if not marks:   # tables that a reader created before anything was written hold
+            written = any(self.log.sizes().values())   # nothing to lose: not a reason
+            return "projection.json is missing" if lance and written else None
         for repair in self.repairs:
             if repair["action"] != "completed newline" \
                     and marks.get(repair["segment"], 0) > repair["offset"]:

@@ -15,6 +15,7 @@ import json
 import random
 import sys
 import time
+import traceback
 from pathlib import Path
 
 QUERIES = ("npm ERESOLVE peer conflict", "certificate expired in docker build",
@@ -72,7 +73,9 @@ def main() -> None:
                     if memory is None or not memory["text"] or not lesson["text"]:
                         report["torn"].append(lesson["sha"])
         except Exception as exc:   # the test fails on any of these; record, keep reading
-            report["errors"].append(f"{type(exc).__name__}: {exc}"[:300])
+            where = " > ".join(f"{Path(f.filename).name}:{f.lineno}"
+                               for f in traceback.extract_tb(exc.__traceback__))
+            report["errors"].append(f"{type(exc).__name__}: {exc}"[:300] + f" (at {where})")
         time.sleep(0.05)
     print(json.dumps(report))
 
