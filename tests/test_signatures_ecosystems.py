@@ -368,6 +368,27 @@ ROWS = [
      "error: package at '/home/ci/work/contacts' is using Swift tools version 5.9.0 but the "
      "installed version is 5.8.0",
      "Sources/App/main.swift:3:5: error: cannot find 'foo' in scope"),
+    ("pytest-error-line",
+     "    def test_total(self):\n        if cart.total() > 0:\n>           assert cart.total() == 3\n"
+     "E                   TypeError: unsupported operand type(s) for +: 'int' and 'str'\n",
+     "def test_total():\n>   assert cart.total() == 3\n"
+     "E   TypeError: unsupported operand type(s) for +: 'int' and 'str'\n",
+     "    def test_total(self):\nE                   KeyError: 'price'\n"),
+    ("pip-no-such-option",
+     "Usage:\n  pip install [options] <requirement specifier> ...\n\nno such option: --build-option",
+     "Usage:   \n  pip3 install [options] -r <requirements file> ...\n\nno such option: --build-option\n",
+     "no such option: --global-option"),
+    ("aws-sdk-error",
+     "==> amazon-ebs.web: InvalidAMIID.NotFound: The image id '[ami-0a1b]' does not exist\n"
+     "==> amazon-ebs.web: \tstatus code: 400, request id: 2f0c5e1a-aaaa-4bbb-8ccc-123456789abc",
+     "Error: Build 'amazon-ebs.base' errored after 2 seconds: InvalidAMIID.NotFound: The image id "
+     "'[ami-0a1b]' does not exist\n\tstatus code: 400, request id: 77aa0c1e-0000-4111-8222-abcdefabcdef",
+     "UnauthorizedOperation: You are not authorized to perform this operation.\n"
+     "\tstatus code: 403, request id: 0d9f1e2a-1234-4567-89ab-cdef01234567"),
+    ("redis-error-reply",
+     "Redis::CommandError - WRONGTYPE Operation against a key holding the wrong kind of value:",
+     "ReplyError: WRONGTYPE Operation against a key holding the wrong kind of value",
+     "ReplyError: NOAUTH Authentication required."),
 ]
 
 
@@ -390,6 +411,19 @@ def test_rule_keeps_another_failure_of_the_tool_apart(rule, a, b, other):
     assert not third.loose
     assert first.sig_sha != third.sig_sha and first.message != third.message, third.text
 
+
+
+def test_a_line_pasted_as_inline_code_reads_as_the_line():
+    bare = _root("java.sql.SQLException: Access denied for user (using password: YES)")
+    quoted = _root("`java.sql.SQLException: Access denied for user (using password: YES)`")
+    assert quoted.sig_sha == bare.sig_sha
+
+
+def test_python_logging_level_and_logger_are_not_the_message():
+    one = _root("ERROR [alembic.util.messaging] Target database is not up to date.")
+    two = _root("INFO  [alembic.runtime.migration] Context impl SQLiteImpl.\n"
+                "ERROR [alembic.env] Target database is not up to date.")
+    assert one.sig_sha == two.sig_sha and "alembic" not in one.message
 
 
 def test_ssh_load_key_headline_stays_loose():

@@ -31,6 +31,9 @@ _PREFIX = re.compile("|".join((
     r"\d{1,6}(?=(?:ERROR|FATAL|WARNING|Error|Running|Job|\$ ))",  # web-UI line numbers, glued
     r"\$ (?=\S)",  # a shell prompt
 )))
+# Python logging's `LEVEL [logger.name] message` (alembic, many CLIs): the logger is where,
+# not what
+_PY_LOGGING = re.compile(r"^(?:ERROR|CRITICAL|FATAL)\s{1,3}\[(?:root|[a-z_]\w{0,40}(?:\.\w{1,40}){1,6})\] (?=\S)")
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
 
@@ -56,6 +59,11 @@ def clean_line(raw: str) -> str:
         if not prefix or not prefix.end():
             break
         line = line[prefix.end():]
+    if len(line) > 2 and line[0] == line[-1] == "`" and "`" not in line[1:-1]:
+        line = line[1:-1]   # one line pasted as inline code
+    logged = _PY_LOGGING.match(line)
+    if logged:
+        line = "Error: " + line[logged.end():]
     gha = _GHA_COMMAND.match(line)
     if gha:
         kind, rest = gha.groups()

@@ -1,5 +1,5 @@
 """Database drivers and servers not read elsewhere: MySQL driver codes (`ER_…`) and MongoDB
-driver errors."""
+driver errors, and Redis server error replies."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ def _mysql_code(ctx: Ctx, i: int, m: re.Match):
 RULES = [
     block("mysql-driver-code", "mysql", "er_",
           r"\b(?P<kind>ER_[A-Z0-9_]{2,80}): (?P<msg>\S.+?)\s*$", _mysql_code),
+    # a Redis error reply: an upper-case code, then the server's sentence, whatever client
+    # (redis-rb, ioredis, StackExchange.Redis) wraps it
+    line("redis-error-reply", "redis", "err |misconf |wrongtype |noauth |noperm |readonly |"
+         "loading |busy |noscript |execabort |oom ",
+         r"(?:^|[\s'\"(>:-])(?P<kind>ERR|MISCONF|WRONGTYPE|NOAUTH|NOPERM|READONLY|LOADING|BUSY|"
+         r"NOSCRIPT|EXECABORT|OOM) (?P<msg>[A-Z][^'\"\n]{8,}?)[\s:'\".]*$"),
     line("mongodb-driver", "mongodb", "mongo",
          r"\b(?P<kind>Mongo\w{0,40}Error): (?P<msg>\S.+?)\s*$"),
 ]

@@ -63,6 +63,23 @@ def _gha_setup_version(ctx: Ctx, i: int, m: re.Match):
                f"version {version} with arch {arch} not found", (), i, i)
 
 
+# the AWS SDK for Go (v1) prints `Code: message`, then `status code: N, request id: …` on
+# the next line; Terraform's and Packer's older providers pass that through behind their
+# own prefix (`==> amazon-ebs.x: `, `Build 'x' errored after …: `)
+_AWS_CODE = re.compile(r"(?:^|(?<=[\s:>]))(?P<kind>[A-Z][A-Za-z0-9]{2,60}(?:\.[A-Z][A-Za-z0-9]{1,60})?)"
+                       r": (?=\S)")
+
+
+def _aws_sdk(ctx: Ctx, i: int, m: re.Match):
+    for j in range(i - 1, max(-1, i - 3), -1):
+        if ctx.lines[j].strip():
+            codes = list(_AWS_CODE.finditer(ctx.lines[j]))   # the code nearest the message
+            if not codes:
+                return None
+            return Hit("aws", codes[-1]["kind"], ctx.lines[j][codes[-1].end():].strip(), (), j, i)
+    return None
+
+
 RULES = [
     line("docker-daemon-down", "docker", "cannot connect to the docker daemon",
          r"(?P<msg>Cannot connect to the Docker daemon at \S+?)\.? Is the docker daemon running\?",
@@ -119,6 +136,8 @@ RULES = [
          "error"),
     line("aws-cli-error", "aws", "an error occurred (",
          r"An error occurred \((?P<kind>\w+)\) when calling the (?P<msg>\w+ operation(?:: .+)?)$"),
+    block("aws-sdk-error", "aws", "status code: ",
+          r"^[^\n]{0,120}?\bstatus code: \d{3}, request id: ", _aws_sdk),
     line("elasticsearch-error", "elasticsearch", "_exception",
          r"\"type\":\"(?P<kind>\w+_exception)\",\"reason\":\"(?P<msg>(?:[^\"\\]|\\.){1,500})\""),
     line("gha-unable-to-resolve-action", "github-actions", "unable to resolve action",

@@ -48,7 +48,7 @@ def _traceback(ctx: Ctx, i: int, m: re.Match):
     return None
 
 
-_PYTEST_E = re.compile(r"^E\s{1,12}(?P<body>\S.*)$")
+_PYTEST_E = re.compile(r"^E\s{1,80}(?P<body>\S.*)$")   # aligned with the source line
 _DEF = re.compile(r"^\s*(?:async )?def (?P<func>\w+)\(")
 _PYTEST_LOC = re.compile(r"^(?P<file>[\w./\\-]{1,300}\.py):\d+: \w+$")
 
@@ -142,12 +142,15 @@ RULES = [
           r"^\s*Traceback \(most recent call last\):", _traceback),
     block("pytest-import-mismatch", "pytest", "import file mismatch", r"^import file mismatch:",
           _import_mismatch),
-    block("pytest-error-line", "python", "e ", r"^E\s{1,12}(?P<body>\S.*)$", _pytest_e),
+    block("pytest-error-line", "python", "e ", _PYTEST_E.pattern, _pytest_e),
     line("pytest-fixture-missing", "pytest", "fixture '", r"^\s*E?\s*fixture '(?P<msg>[^']+)' not found",
          "fixture-not-found"),
     line("pytest-collection", "pytest", "error collecting",
          r"^_* ERROR collecting (?P<x_file>\S+) _*$", "collection-error", weak=True),
     block("pip-rich-error", "pip", "error: ", r"^error: (?P<kind>[a-z]+(?:-[a-z]+)+)$", _pip_error),
+    # pip's option parser (optparse) names the unknown option after its usage text
+    line("pip-no-such-option", "pip", "no such option", r"^(?P<msg>no such option: -{1,2}[\w-]+)$",
+         "no-such-option"),
     line("pip-no-version", "pip", "could not find a version",
          r"(?P<msg>Could not find a version that satisfies the requirement (?P<pkg>[\w.\[\]-]+))",
          "no-matching-version"),
