@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import threading
 from pathlib import Path
@@ -110,6 +111,18 @@ def test_binding_beyond_loopback_needs_a_token(vault):
                                  "--port", "1"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "--token" in done.stderr and "0.0.0.0" in done.stderr
+
+
+def test_a_port_in_use_is_a_clear_error_not_a_crash(vault):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = subprocess.run(MEM + ["--vault", str(vault), "serve", "--port",
+                                     str(taken.getsockname()[1])],
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode > 0, done.stderr   # an exit status, not a signal (abort)
+    assert "address already in use" in done.stderr
+    assert "terminate called" not in done.stderr
 
 
 def test_a_token_is_required_when_set(vault, tmp_path):

@@ -272,13 +272,18 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_binding(host: str, token: str | None) -> None:
+    """Off-loopback binding needs a token (refused before anything starts)."""
+    if not is_loopback(host) and not token:
+        raise ServeError(f"binding to {host} exposes the vault beyond this machine; "
+                         "give --token (or POIMEN_TOKEN) so requests must present it")
+
+
 def serve(open_engine: Callable[[], object], location: str, host: str = "127.0.0.1",
           port: int = 7878, token: str | None = None, max_body: int = MAX_BODY_BYTES) -> None:
     """Run the server until interrupted; off-loopback binding needs a token. The engine
     (`open_engine()`, over the vault at `location`) opens beside uvicorn's start."""
-    if not is_loopback(host) and not token:
-        raise ServeError(f"binding to {host} exposes the vault beyond this machine; "
-                         "give --token (or POIMEN_TOKEN) so requests must present it")
+    check_binding(host, token)
     opening = Opening(open_engine, location)
     import uvicorn
 

@@ -23,19 +23,24 @@ def register(app: typer.Typer) -> None:
                                            help="Request size limit in bytes.")):
         """Serve the context lookup over HTTP (OpenAPI schema at /openapi.json)."""
         from ..config import default_vault, missing_vault
-        from ..embed import preload
+        from ..embed import preload, settle
         from ..heap import limit_arenas
-        from ..http import ServeError, serve as run
+        from ..http import ServeError, check_binding, serve as run
 
         limit_arenas()   # before any thread of the server's is made
         location = options(ctx).vault or default_vault()
+        token = token or os.environ.get("POIMEN_TOKEN") or None
         try:
+            check_binding(host, token)   # refusals come before the model loads (`settle`)
             missing = missing_vault(location)
             if missing:   # said now: the engine itself opens while the server starts
                 raise ServeError(missing)
             embedder = preload()   # the model loads beside the vault's opening
-            run(lambda: engine(ctx, embedder=embedder), str(location), host, port,
-                token or os.environ.get("POIMEN_TOKEN") or None, max_body)
+            try:
+                run(lambda: engine(ctx, embedder=embedder), str(location), host, port,
+                    token, max_body)
+            finally:
+                settle(embedder)
         except ServeError as exc:
             sys.stderr.write(f"mem: error: {exc}\n")
             raise typer.Exit(2)
