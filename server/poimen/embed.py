@@ -12,6 +12,7 @@ advance (the symptom catalogue's) can be pinned.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import logging
@@ -102,7 +103,6 @@ class Embedder:
         self._tokenizer = None
         self._counter = None
         self._pool: ThreadPoolExecutor | None = None
-        self._preload: threading.Thread | None = None   # `preload`'s loading thread
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._pinned: dict[str, np.ndarray] = {}
 
@@ -229,17 +229,13 @@ def preload() -> Embedder | None:
         except EmbedderUnavailable as exc:   # the first lookup degrades and says why
             log.info("embedding model not loaded: %s", exc)
 
-    embedder._preload = threading.Thread(target=load, name="poimen-model", daemon=True)
-    embedder._preload.start()
+    loading = threading.Thread(target=load, name="poimen-model", daemon=True)
+    loading.start()
+    # a process that leaves while ONNX Runtime builds its session on another thread is
+    # aborted (`terminate called without an active exception`): an early exit (a port in
+    # use, an editor closed at once) waits for the load instead
+    atexit.register(loading.join)
     return embedder
-
-
-def settle(embedder: Embedder | None) -> None:
-    """Wait until a `preload` has finished loading: a process that leaves while ONNX
-    Runtime builds its session on another thread is aborted (`terminate called without
-    an active exception`), so an early exit (a port in use) must not race the load."""
-    if embedder is not None and embedder._preload is not None:
-        embedder._preload.join()
 
 
 def _options(ort):

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
                                            help="Request size limit in bytes.")):
         """Serve the context lookup over HTTP (OpenAPI schema at /openapi.json)."""
         from ..config import default_vault, missing_vault
-        from ..embed import preload, settle
+        from ..embed import preload
         from ..heap import limit_arenas
         from ..http import ServeError, check_binding, serve as run
 
@@ -31,16 +31,13 @@ def register(app: typer.Typer) -> None:
         location = options(ctx).vault or default_vault()
         token = token or os.environ.get("POIMEN_TOKEN") or None
         try:
-            check_binding(host, token)   # refusals come before the model loads (`settle`)
+            check_binding(host, token)   # refused before the model starts loading
             missing = missing_vault(location)
             if missing:   # said now: the engine itself opens while the server starts
                 raise ServeError(missing)
             embedder = preload()   # the model loads beside the vault's opening
-            try:
-                run(lambda: engine(ctx, embedder=embedder), str(location), host, port,
-                    token, max_body)
-            finally:
-                settle(embedder)
+            run(lambda: engine(ctx, embedder=embedder), str(location), host, port, token,
+                max_body)
         except ServeError as exc:
             sys.stderr.write(f"mem: error: {exc}\n")
             raise typer.Exit(2)

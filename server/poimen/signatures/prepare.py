@@ -33,7 +33,8 @@ _PREFIX = re.compile("|".join((
 )))
 # Python logging's `LEVEL [logger.name] message` (alembic, many CLIs): the logger is where,
 # not what
-_PY_LOGGING = re.compile(r"^(?:ERROR|CRITICAL|FATAL)\s{1,3}\[(?:root|[a-z_]\w{0,40}(?:\.\w{1,40}){1,6})\] (?=\S)")
+_PY_LOGGING = re.compile(r"^(?:ERROR|CRITICAL|FATAL)\s{1,3}"
+                         r"\[(?:root|[a-z_]\w{0,40}(?:\.\w{1,40}){1,6})\] (?=\S)")
 _GHA_COMMAND = re.compile(r"^##\[(group|endgroup|error|warning|notice|debug|section|command)\](.*)$")
 _WORKFLOW_COMMAND = re.compile(r"^::(error|warning)(?: [^:]{0,500})?::(.*)$")
 
