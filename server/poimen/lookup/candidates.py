@@ -4,7 +4,7 @@ Views of a lesson: its text, its symptom projection and its evidence view, each 
 vector (`kind` in the vectors table), and its text and its evidence (the L0 rows it
 cites) by BM25. Each view's top SEARCH_LIMIT are the candidates; then every candidate
 gets the exact cosine of each of its stored views (a view outside one search's top is
-weak, not absent) and its `lexical` score (text and evidence as one document). Scoring them is `fusion`'s work. Without an embedder, candidates
+weak, not absent). Scoring them is `fusion`'s work. Without an embedder, candidates
 come from full text and trigram Dice only.
 """
 
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..views import LESSON_DEPTH
-from . import lexical
 from .run import Run
 from .similarity import trigram_similarity, trigrams
 
@@ -29,8 +28,7 @@ REFERENCE_VIEWS = ("text",)
 @dataclass
 class Candidates:
     """Raw scores per memory: cosine per vector view, BM25 per text view (`fulltext`
-    over its text, `evidence_fulltext` over the evidence it cites, `lexical` over both
-    as one document), trigram Dice."""
+    over its text, `evidence_fulltext` over the evidence it cites), trigram Dice."""
 
     levels: tuple
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -84,9 +82,6 @@ def gather(run: Run, levels: tuple, bm25: list[tuple[str, list]] | None = None
     found.rows = {sha: row for sha, row in rows.items() if not (
         lessons and run.req.scope == "project" and row.project != run.req.project)}
     found.scores = {sha: sc for sha, sc in found.scores.items() if sha in found.rows}
-    if lessons:
-        found.add("lexical", lexical.scores(run.fulltext, lexical.documents(
-            store, found.rows)))
     if lessons and run.signatures:
         found.linked = linked_messages(store, found.rows, found.own_signatures)
     return found

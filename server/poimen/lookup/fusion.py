@@ -24,8 +24,7 @@ from .similarity import trigram_similarity, trigrams
 
 FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "gap_text", "gap_symptom",
             "gap_evidence", "bm25_text", "bm25_evidence", "lead_text", "lead_evidence",
-            "sig_dice", "same_family", "same_tool", "same_project", "bm25_lexical",
-            "lead_lexical")
+            "sig_dice", "same_family", "same_tool", "same_project")
 VECTOR_KINDS = ("symptom", "text", "evidence")
 TRIGRAM_MIN = 0.20        # degraded: trigram Dice a hit must reach
 TRIGRAM_STRONG = 0.50     # degraded: Dice that stands without a near signature
@@ -71,8 +70,7 @@ def mode_of(run: Run, levels) -> str:
 
 
 BM25_VIEWS = (("fulltext", "bm25_text", "lead_text"),
-              ("evidence_fulltext", "bm25_evidence", "lead_evidence"),
-              ("lexical", "bm25_lexical", "lead_lexical"))
+              ("evidence_fulltext", "bm25_evidence", "lead_evidence"))
 
 
 def features(run: Run, found: Candidates, sha: str, tool: str | None,
