@@ -83,6 +83,29 @@ def test_resident_copies_follow_writes_from_another_engine(tmp_path):
     _same(engine.vault.store, copy)
 
 
+def test_a_copy_asks_lancedb_its_version_only_after_rows_may_have_moved(tmp_path,
+                                                                       monkeypatch):
+    engine = _vault(tmp_path)
+    store = engine.vault.store
+    copy = resident.of(store)
+    copy.prime()
+    asked = []
+    opened = store.table
+    monkeypatch.setattr(store, "table", lambda name: asked.append(name) or opened(name))
+    held = copy._memories()
+    copy._signatures(), copy._vectors(), copy._memories()
+    assert asked == []   # nothing moved since the copies were found current
+    new = engine.remember("L1", "A write of this process: pin the base image digest so "
+                          "CI and laptops build alike", without_evidence=True).sha
+    assert new in copy._memories() and set(copy._memories()) == set(held) | {new}
+    assert "memories" in asked
+    asked.clear()
+    engine.vault.catch_up()   # others' commits checked out: every copy asks again
+    copy._memories(), copy._signatures(), copy._vectors()
+    assert sorted(asked) == ["memories", "signatures", "vectors"]
+    _same(store, copy)
+
+
 def _by_id(held: dict) -> dict:
     """A vectors copy as {id: its fields}, with each row's kind block checked (the row
     order within a block is the order rows arrived in, which a fresh load may not keep)."""

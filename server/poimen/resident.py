@@ -136,7 +136,7 @@ def _give_back() -> None:
 class Resident:
     def __init__(self, store: Store):
         self.store, self.db = store, store.db
-        self._copies: dict[str, tuple[int, object]] = {}
+        self._copies: dict[str, tuple[int, object, int]] = {}   # version, copy, generation
         self._children_of: tuple[dict, dict] | None = None   # (memories copy, its index)
         self._loading = {name: threading.Lock() for name in ("memories", "signatures",
                                                                "vectors")}
@@ -153,11 +153,18 @@ class Resident:
     def _copy(self, name: str, load, grow=None):
         """The copy for the table's current version: `load(tbl)`, or `grow(tbl, held)`
         from the copy of an older version when given. None while another thread is
-        loading it: the store answers meanwhile, so no lookup waits for a load."""
+        loading it: the store answers meanwhile, so no lookup waits for a load. The
+        version is asked of LanceDB only when the store's generation moved since the
+        copy was last found current (each ask is a round trip through LanceDB's event
+        loop, queued behind a lookup's other queries)."""
+        generation = self.store.generation   # read before the version: see Store._moved
+        held = self._copies.get(name)
+        if held is not None and held[2] == generation:
+            return held[1]
         tbl = self.store.table(name)
         version = tbl.version
-        held = self._copies.get(name)
         if held is not None and held[0] == version:
+            self._copies[name] = (version, held[1], generation)
             return held[1]
         if not self._loading[name].acquire(blocking=False):
             return None
@@ -166,7 +173,7 @@ class Resident:
             if held is None or held[0] != version:
                 older = held[1] if held else None
                 copy = grow(tbl, older) if grow and older is not None else load(tbl)
-                held = self._copies[name] = (version, copy)
+                held = self._copies[name] = (version, copy, generation)
                 _give_back()
             return held[1]
         finally:

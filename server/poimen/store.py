@@ -166,6 +166,15 @@ class Store:
         self._tables: dict = {}
         self._fts_ready = False
         self._fts_lock = threading.Lock()
+        self.generation = 0          # moves after every change of rows this process sees
+        self._generation_lock = threading.Lock()
+
+    def _moved(self) -> None:
+        """Rows may have changed (a write here, or others' commits checked out): readers
+        that remembered a table's version at an older generation must read it again
+        (`resident.Resident._copy`). Called after the change, never before."""
+        with self._generation_lock:
+            self.generation += 1
 
     def table(self, name: str):
         if name not in self._tables:
@@ -198,6 +207,7 @@ class Store:
                     raise
                 self._tables.pop(name, None)
                 self._fts_ready = False
+        self._moved()
 
     def drop(self) -> None:
         self._tables.clear()
@@ -205,6 +215,7 @@ class Store:
         shutil.rmtree(self.path, ignore_errors=True)
         self.db = load_lancedb().connect(str(self.path))
         self._fts_ready = False
+        self._moved()
 
     # -- writes (Vault only) -----------------------------------------------------------
     def put(self, name: str, rows: list[dict], upsert: bool = False) -> None:
@@ -222,9 +233,11 @@ class Store:
             tbl.add(data)
         if name == "memories":
             self._fts_ready = False
+        self._moved()
 
     def update(self, name: str, where: str, values: dict) -> None:
         self.table(name).update(where=where, values=values)
+        self._moved()
 
     def optimize(self, names: Sequence[str] = tuple(TABLES)) -> None:
         """Compact files, update indexes, drop versions older than KEEP_VERSIONS_FOR (of
