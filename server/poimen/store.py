@@ -166,6 +166,7 @@ class Store:
         self._tables: dict = {}
         self._fts_ready = False
         self._fts_lock = threading.Lock()
+        self._has_memories = False   # rows are only added (a rebuild drops the table)
         self.generation = 0          # moves after every change of rows this process sees
         self._generation_lock = threading.Lock()
 
@@ -206,7 +207,7 @@ class Store:
                 if "Not found" not in str(exc):
                     raise
                 self._tables.pop(name, None)
-                self._fts_ready = False
+                self._fts_ready = self._has_memories = False
         self._moved()
 
     def drop(self) -> None:
@@ -214,7 +215,7 @@ class Store:
         self.db = None
         shutil.rmtree(self.path, ignore_errors=True)
         self.db = load_lancedb().connect(str(self.path))
-        self._fts_ready = False
+        self._fts_ready = self._has_memories = False
         self._moved()
 
     # -- writes (Vault only) -----------------------------------------------------------
@@ -340,7 +341,7 @@ class Store:
                         levels: Sequence[str] | None = None,
                         include_superseded: bool = False) -> list[TextHit]:
         tbl = self.table("memories")
-        if not query.strip() or tbl.count_rows() == 0:
+        if not query.strip() or not self._memories_held(tbl):
             return []
         self._ensure_fts()
         clauses = []
@@ -353,6 +354,13 @@ class Store:
             search = search.where(" AND ".join(clauses), prefilter=True)
         rows = search.limit(limit).select(["sha", "_score"]).to_list()
         return [TextHit(r["sha"], round(float(r["_score"]), 6)) for r in rows]
+
+    def _memories_held(self, tbl) -> bool:
+        """The memories table has rows; counted until it has (a count is a round trip
+        through LanceDB's event loop, and each lookup searches full text three times)."""
+        if not self._has_memories:
+            self._has_memories = tbl.count_rows() > 0
+        return self._has_memories
 
     def _ensure_fts(self) -> None:
         """The full-text index exists (made once; legs search concurrently)."""
