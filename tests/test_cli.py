@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import lancedb
 import pytest
 
 MEM = [sys.executable, "-m", "poimen.cli"]
@@ -81,6 +82,11 @@ def test_import_reads_jsonl_with_evidence(vault, tmp_path):
     out = as_json(mem(path, "import", "--json", str(file)))
     assert out["counts"] == {"accepted": 2}
     assert [m["id"] for m in out["memories"]] == ["a", "b"]
+    # the full-text index (made by the lookup above) covers the imported rows at once:
+    # rows it lacked would be scored apart until housekeeping, and answers would change
+    memories = lancedb.connect(str(path / "lance")).open_table("memories")
+    stats = memories.index_stats("text_idx")
+    assert stats.num_indexed_rows == memories.count_rows() and stats.num_unindexed_rows == 0
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\nnot json\n')
     proc = mem(path, "import", str(bad), check=False)

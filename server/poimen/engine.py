@@ -340,6 +340,11 @@ class Engine:
             self.vault.fetch_missing(sha)
         return store.symptom_projection(sha)
 
+    def settle(self) -> None:
+        """After a bulk write (`mem import`, `mem ref add`): the full-text index over
+        every row."""
+        self.vault.settle()
+
     def rebuild(self, progress=None) -> dict:
         applied = self.vault.rebuild(progress)
         return {"records": applied.records, "projection_drift": applied.projection_drift}

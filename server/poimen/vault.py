@@ -173,6 +173,16 @@ class Vault:
                 self._since_optimize[name] = 0
                 self._optimize_every[name] = self._optimize_interval(name)
 
+    def settle(self) -> None:
+        """Fold the rows a bulk write added into the memories' full-text index now.
+        Until housekeeping does, LanceDB scores the rows its index lacks apart, with
+        statistics of their own, so a lookup's BM25 features (and answers) would change
+        when it ran, at a moment that depends on timing."""
+        with self.log.locked():
+            self.store.optimize(["memories"])
+            self.store.ensure_fulltext()
+            self._since_optimize["memories"] = 0
+
     def _optimize_interval(self, name: str) -> int:
         return max(OPTIMIZE_EVERY, self.store.count(name) // OPTIMIZE_SHARE)
 

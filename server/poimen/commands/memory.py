@@ -124,6 +124,9 @@ def register(app: typer.Typer) -> None:
                     shas.append({"id": item.get("id"), "sha": result.sha,
                                  "verdict": result.verdict, "reason": result.reason})
                 bar.update(task, advance=len(part))
+            if counts.get("accepted"):
+                bar.add_task("indexing full text", total=None)
+                eng.settle()
         emit(ctx, {"counts": counts, "memories": shas, "skipped": parsed.errors},
              lambda: f"imported {len(items)} memories: "
              + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
