@@ -193,3 +193,30 @@ def test_a_table_another_process_made_anew_is_reopened(tmp_path):
                                   "message": "m", "project": "p", "at": "t"}])
     server.refresh()
     assert server.table("signatures").count_rows() == 1
+
+
+def test_an_optimize_another_process_preempted_is_retried_then_put_off(tmp_path, monkeypatch,
+                                                                        caplog):
+    engine = Engine(tmp_path / "vault", project="p")
+    engine.remember("L1", "Pin the toolchain in CI so every runner builds alike",
+                    without_evidence=True)
+    store, calls = engine.vault.store, []
+    optimize = store.optimize
+
+    def preempted(names, fail=1):
+        calls.append(list(names))
+        if len(calls) <= fail:
+            raise RuntimeError("lance error: Retryable commit conflict for version 13")
+        optimize(names)
+    monkeypatch.setattr(store, "optimize", preempted)
+    engine.settle()
+    assert len(calls) == 2   # preempted once, then done
+    calls.clear()
+    monkeypatch.setattr(store, "optimize", lambda names: preempted(names, fail=99))
+    with caplog.at_level("WARNING", logger="poimen.vault"):
+        engine.settle()      # never goes through: put off with a warning, nothing raised
+    assert len(calls) == 3 and "housekeeping of memories put off" in caplog.text
+    monkeypatch.setattr(store, "optimize", lambda names: (_ for _ in ()).throw(
+        RuntimeError("lance error: disk full")))
+    with pytest.raises(RuntimeError, match="disk full"):
+        engine.settle()      # anything but a conflict is not swallowed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -30,6 +31,7 @@ VECTOR_KINDS = ("text", "symptom", "evidence")
 NODE_TEXT_LIMIT = 64 * 1024  # evidence beyond this stays in the log, not the node
 OPTIMIZE_EVERY = 200         # applied writes between LanceDB housekeeping runs of a table...
 OPTIMIZE_SHARE = 50          # ...or a fiftieth of its rows, if more: compaction rewrites it
+OPTIMIZE_ATTEMPTS = 3        # an optimize another process's commit preempted is retried
 
 
 def _warn(message: str) -> None:
@@ -166,9 +168,7 @@ class Vault:
                 self._optimize_every[name] = self._optimize_interval(name)
             if self._since_optimize[name] >= self._optimize_every[name]:
                 due.append(name)
-        if due:
-            self.store.optimize(due)  # also brings the FTS index up to date, in place
-            self.store.ensure_fulltext()
+        if due and self._optimize(due):   # also brings the FTS index up to date
             for name in due:
                 self._since_optimize[name] = 0
                 self._optimize_every[name] = self._optimize_interval(name)
@@ -179,9 +179,28 @@ class Vault:
         statistics of their own, so a lookup's BM25 features (and answers) would change
         when it ran, at a moment that depends on timing."""
         with self.log.locked():
-            self.store.optimize(["memories"])
-            self.store.ensure_fulltext()
-            self._since_optimize["memories"] = 0
+            if self._optimize(["memories"]):
+                self._since_optimize["memories"] = 0
+
+    def _optimize(self, names: Sequence[str]) -> bool:
+        """`store.optimize(names)` and the full-text index, retried when another
+        process's commit preempted it (a reader making the full-text index commits
+        outside the log lock); False, with a warning, if it still did not go through:
+        the rows are written, and the next housekeeping tries again."""
+        for attempt in range(OPTIMIZE_ATTEMPTS):
+            try:
+                self.store.optimize(names)
+                self.store.ensure_fulltext()
+                return True
+            except RuntimeError as exc:
+                if "conflict" not in str(exc).lower():
+                    raise
+                if attempt == OPTIMIZE_ATTEMPTS - 1:
+                    _warn(f"housekeeping of {', '.join(names)} put off: {exc}")
+                    return False
+                self.store.refresh()
+                time.sleep(0.05 * (attempt + 1))
+        return False
 
     def _optimize_interval(self, name: str) -> int:
         return max(OPTIMIZE_EVERY, self.store.count(name) // OPTIMIZE_SHARE)
