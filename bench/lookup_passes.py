@@ -67,9 +67,9 @@ def main() -> None:
             engine.context(request)
             times.append(time.perf_counter() - started)
     cpu = time.process_time() - cpu
-    first = times[:len(requests)]
-    print(f"first pass p50 {statistics.median(first) * 1000:.1f} ms, all passes p50 "
-          f"{statistics.median(times) * 1000:.1f} ms, mean {statistics.mean(times) * 1000:.1f}"
+    first = latency.stats_ms(times[:len(requests)])["p50_ms"]
+    print(f"first pass p50 {first:.1f} ms, all passes p50 "
+          f"{latency.stats_ms(times)['p50_ms']:.1f} ms, mean {statistics.mean(times) * 1000:.1f}"
           f" ms, CPU {cpu / len(times) * 1000:.1f} ms per lookup")
     if calls is not None:
         n = len(times)

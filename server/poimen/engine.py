@@ -341,8 +341,7 @@ class Engine:
         return store.symptom_projection(sha)
 
     def settle(self) -> None:
-        """After a bulk write (`mem import`, `mem ref add`): the full-text index over
-        every row."""
+        """After a bulk write (`mem import`): the full-text index over every row."""
         self.vault.settle()
 
     def rebuild(self, progress=None) -> dict:

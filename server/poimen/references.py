@@ -147,7 +147,8 @@ def expand(paths: list[Path]) -> list[Path]:
 
 
 def add(vault, paths: list[Path], project: str = "") -> list[dict]:
-    """Import documents as R chunks; one summary dict per chunk (sha, heading, new)."""
+    """Import documents as R chunks, folded into the full-text index before it returns;
+    one summary dict per chunk (sha, heading, new)."""
     from .derived import record_artifact
     from .redact import redact
 
@@ -163,6 +164,8 @@ def add(vault, paths: list[Path], project: str = "") -> list[dict]:
                             "project": project})
             chunks.append((chunk, clean))
     results = vault.commit(records)
+    if any(new for _, new in results):
+        vault.settle()   # new chunks in the full-text index now (`Vault.settle`)
     out = []
     for (chunk, clean), (sha, new) in zip(chunks, results):
         if new:

@@ -188,6 +188,9 @@ class Vault:
         outside the log lock); False, with a warning, if it still did not go through:
         the rows are written, and the next housekeeping tries again."""
         for attempt in range(OPTIMIZE_ATTEMPTS):
+            if attempt:
+                self.store.refresh()
+                time.sleep(0.05 * attempt)
             try:
                 self.store.optimize(names)
                 self.store.ensure_fulltext()
@@ -195,11 +198,8 @@ class Vault:
             except RuntimeError as exc:
                 if "conflict" not in str(exc).lower():
                     raise
-                if attempt == OPTIMIZE_ATTEMPTS - 1:
-                    _warn(f"housekeeping of {', '.join(names)} put off: {exc}")
-                    return False
-                self.store.refresh()
-                time.sleep(0.05 * (attempt + 1))
+                conflict = exc
+        _warn(f"housekeeping of {', '.join(names)} put off: {conflict}")
         return False
 
     def _optimize_interval(self, name: str) -> int:

@@ -29,8 +29,6 @@ def register(app: typer.Typer) -> None:
             sys.stderr.write(f"mem: error: {exc}\n")
             raise typer.Exit(2)
         new = sum(c["new"] for c in chunks)
-        if new:
-            eng.settle()   # the new chunks in the full-text index now, as `mem import`
         emit(ctx, {"chunks": chunks, "new": new},
              lambda: "\n".join([f"{c['sha'][:12]} {'new ' if c['new'] else 'known'} "
                                 f"{c['heading']}" for c in chunks]
