@@ -220,3 +220,16 @@ def test_an_optimize_another_process_preempted_is_retried_then_put_off(tmp_path,
         RuntimeError("lance error: disk full")))
     with pytest.raises(RuntimeError, match="disk full"):
         engine.settle()      # anything but a conflict is not swallowed
+
+
+def test_a_paste_quoted_whole_is_searched_as_words(crowded):
+    """LanceDB reads a query opening with a double quote as a phrase query, which the
+    index (no positions) refuses: such a paste lost tiers 2 and 3."""
+    engine, case = crowded["engine"], crowded["cases"][1]
+    words = case["evidence"].replace('"', " ")[:300]
+    plain = [(h.memory_sha, h.score) for h in engine.store.search_fulltext(words, limit=5)]
+    quoted = [(h.memory_sha, h.score) for h in engine.store.search_fulltext(
+        f'"{words}"', limit=5)]
+    assert plain and quoted == plain
+    body = engine.context({"signature_source": f'"{words}"', "scope": "all-projects"})
+    assert body["degraded"] == [] and body["lessons"], body["degraded"]

@@ -130,6 +130,14 @@ def _links_by_keys(rows: Iterable[dict], keys_of, wanted=None) -> dict:
     return out
 
 
+def _plain_words(query: str) -> str:
+    """A full-text query as plain words: LanceDB reads a query that opens with a double
+    quote as a phrase query, which an index without positions refuses (a paste quoted
+    whole lost tiers 2 and 3); the tokenizer drops quotes anyway, so other queries score
+    the same."""
+    return query.replace('"', " ")
+
+
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -349,7 +357,7 @@ class Store:
             clauses.append(_in("level", levels))
         if not include_superseded:
             clauses.append("superseded_by = ''")
-        search = tbl.search(query, query_type="fts")
+        search = tbl.search(_plain_words(query), query_type="fts")
         if clauses:
             search = search.where(" AND ".join(clauses), prefilter=True)
         rows = search.limit(limit).select(["sha", "_score"]).to_list()
