@@ -317,6 +317,7 @@ def test_a_sha_another_machine_served_is_read_after_one_catch_up(s3, tmp_path, m
     vault = uri("served")
     pat = engine_for(s3.machine(tmp_path / "pat", "pat"), monkeypatch, vault)
     quinn = engine_for(s3.machine(tmp_path / "quinn", "quinn"), monkeypatch, vault)
+    rae = engine_for(s3.machine(tmp_path / "rae", "rae"), monkeypatch, vault)
     evidence = pat.ingest(failure("served", 1), source="ci")
     lesson = pat.remember("L1", "served_plugin_1 moved to the internal index; add it.",
                           parents=[evidence.evidence_sha])
@@ -329,6 +330,10 @@ def test_a_sha_another_machine_served_is_read_after_one_catch_up(s3, tmp_path, m
     assert quinn.symptoms(lesson.sha) == pat.symptoms(lesson.sha)
 
     nobody = "0" * 64                                   # a sha no machine wrote
+    cited = rae.provenance([evidence.evidence_sha, nobody])   # a card's citations, one batch
+    assert list(cited) == [evidence.evidence_sha]
+    assert cited[evidence.evidence_sha]["level"] == "L0"
+    assert cited[evidence.evidence_sha]["source"] == "ci"
     assert quinn.memory(nobody) is None
     s3.relay.stop()
     try:   # still missing: not fetched again before the next sync (no network, no wait)

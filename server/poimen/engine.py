@@ -327,6 +327,20 @@ class Engine:
                 "superseded_by": row.superseded_by or None, "successor": successor,
                 "signatures": sorted({s["sig_sha"] for s in store.signatures_of([sha])})}
 
+    def provenance(self, shas: Sequence[str]) -> dict[str, dict]:
+        """What a card says of each cited record (level, source, tool, project, created),
+        read in one batch; a record this vault lacks is fetched (`Vault.fetch_missing`)
+        or left out."""
+        store = self._fresh_store()
+        rows = store.memories(list(dict.fromkeys(shas)))
+        missing = [sha for sha in dict.fromkeys(shas)
+                   if sha not in rows and self.vault.fetch_missing(sha)]
+        if missing:
+            rows.update(store.memories(missing))
+        return {sha: {"level": row.level, "source": row.source, "tool": row.tool,
+                      "project": row.project, "created": row.created}
+                for sha, row in rows.items()}
+
     def memories(self, levels: Sequence[str] = ("L1", "L2")) -> list[dict]:
         """The live (not superseded) memories of these levels, newest first."""
         rows = [r for r in self._fresh_store().all_memories(levels) if not r.superseded_by]

@@ -155,12 +155,9 @@ class Session:
         if self.settings.scope:
             request["scope"] = self.settings.scope
         response = engine.context(request)
-        provenance = {}
-        for lesson in (response.get("lessons") or [])[:PROVENANCE_LESSONS]:
-            for sha in (lesson.get("parents") or [])[:PROVENANCE_PARENTS]:
-                node = engine.memory(sha)
-                if node is not None:
-                    provenance[sha] = node
+        provenance = engine.provenance([
+            sha for lesson in (response.get("lessons") or [])[:PROVENANCE_LESSONS]
+            for sha in (lesson.get("parents") or [])[:PROVENANCE_PARENTS]])
         path = self.answers_dir() / f"{_file_name(failure.key)}.md"
         path.write_text(cards.document(response, failure.text, provenance), encoding="utf-8")
         return Answer(failure, response, provenance, from_fs_path(str(path)) or path.as_uri())
