@@ -237,7 +237,8 @@ def run(data: Path | None, splits=SLICES,
     from poimen.engine import Engine
 
     rows = corpus.load(data)
-    with tempfile.TemporaryDirectory(prefix="bench-retrieval-", dir=work) as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-retrieval-", dir=work,
+                                     ignore_cleanup_errors=True) as tmp:
         vault = Path(tmp) / "vault"
         built = build_vault(rows, vault, Path(tmp) / "docs")
         engine = Engine(vault, "bench")
@@ -249,6 +250,7 @@ def run(data: Path | None, splits=SLICES,
         result = {split: evaluate(engine, rows, built, baselines, split) for split in splits
                   if any(in_slice(c, split) for c in rows["cases"])}
         result["evaluate_s"] = round(time.perf_counter() - started, 1)
+        engine.vault.deferred.wait()   # its occurrences applied before the vault goes
         result["vault"] = {"counts": built["counts"], "build_s": built["build_s"]}
     result["data"] = corpus.data_name(data)
     result["rows"] = {k: dict(Counter(r["split"] for r in v)) for k, v in rows.items()}

@@ -6,7 +6,6 @@ model) answers a few dev queries.
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -87,9 +86,7 @@ def test_the_same_query_again_is_not_embedded_again(engine, monkeypatch):
 
 
 def _drained(engine, limit_s: float = 30.0) -> None:
-    deadline = time.monotonic() + limit_s
-    while engine.vault.deferred.pending() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert engine.vault.deferred.wait(limit_s), "the background apply never ended"
     assert not engine.vault.deferred.pending(), "occurrences were never applied"
 
 

@@ -47,6 +47,15 @@ class Deferred:
                 _running.add(self._thread)
                 self._thread.start()
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until the background apply has ended (what was pending is in the tables, or
+        waits for the next catch_up); False if it still runs after `timeout` seconds."""
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return thread is None or not thread.is_alive()
+
     def pending(self) -> dict[str, tuple[str, str]]:
         """Acknowledged occurrences maybe not in the table yet: sha -> (sig_sha, at)."""
         with self._lock:
