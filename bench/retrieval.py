@@ -232,11 +232,20 @@ def evaluate(engine, rows: dict, built: dict, baselines: dict, split: str) -> di
     }
 
 
-def run(data: Path | None, splits=SLICES,
-        work: Path | None = None) -> dict:
+def wave_of(row: dict) -> int:
+    """The wave a row's part was collected in: `<name>-w<N>`, else 1."""
+    name, _, wave = row.get("part", "").rpartition("-w")
+    return int(wave) if name and wave.isdigit() else 1
+
+
+def run(data: Path | None, splits=SLICES, work: Path | None = None,
+        until_wave: int | None = None) -> dict:
     from poimen.engine import Engine
 
     rows = corpus.load(data)
+    if until_wave is not None:
+        rows = {name: [r for r in items if name in ("distractors", "decisions")
+                       or wave_of(r) <= until_wave] for name, items in rows.items()}
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-", dir=work,
                                      ignore_cleanup_errors=True) as tmp:
         vault = Path(tmp) / "vault"
@@ -252,7 +261,8 @@ def run(data: Path | None, splits=SLICES,
         result["evaluate_s"] = round(time.perf_counter() - started, 1)
         engine.vault.deferred.wait()   # its occurrences applied before the vault goes
         result["vault"] = {"counts": built["counts"], "build_s": built["build_s"]}
-    result["data"] = corpus.data_name(data)
+    result["data"] = corpus.data_name(data) + (
+        f" (waves up to {until_wave})" if until_wave is not None else "")
     result["rows"] = {k: dict(Counter(r["split"] for r in v)) for k, v in rows.items()}
     return result
 
@@ -265,9 +275,12 @@ def main() -> None:
                         help="slices to score: dev, heldout, heldout-<wave> (the held-out rows "
                              "of one wave's parts, e.g. heldout-w3); a slice with no rows is "
                              "left out")
+    parser.add_argument("--until-wave", type=int, default=None, metavar="N",
+                        help="the repo's corpus without the parts of waves after N (keeps a "
+                             "later wave clean: unscored, even inside the held-out total)")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = parser.parse_args()
-    result = run(args.data, args.splits.split(","))
+    result = run(args.data, args.splits.split(","), until_wave=args.until_wave)
     text = json.dumps(result, indent=2)
     if args.out:
         args.out.write_text(text + "\n")

@@ -72,3 +72,8 @@ def test_a_wave_slice_is_the_held_out_rows_of_that_waves_parts():
     assert [retrieval.in_slice(r, "heldout-w3") for r in rows] == [False, False, False, True]
     assert [retrieval.in_slice(r, "heldout") for r in rows] == [True, True, False, True]
     assert [retrieval.in_slice(r, "dev") for r in rows] == [False, False, True, False]
+
+
+def test_a_rows_wave_is_its_parts_suffix_and_wave_one_has_none():
+    parts = ["py", "web-w2", "fe-w11", "distractors-a", "net-w7"]
+    assert [retrieval.wave_of({"part": p}) for p in parts] == [1, 2, 11, 1, 7]
