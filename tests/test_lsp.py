@@ -210,6 +210,7 @@ async def test_forwarded_failure_hovers_as_tier_1_with_its_lesson(client: Langua
     card = await hover_text(client, uri)
     assert card.splitlines()[0].startswith("Tier 1 · seen ")
     assert lead_words(case["memory"]) in " ".join(card.split())
+    assert "\n- L0 `" in card   # its cited evidence, read back (not just a bare sha)
     assert "[Full answer](file://" in card
 
 
