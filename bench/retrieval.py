@@ -244,8 +244,8 @@ def run(data: Path | None, splits=SLICES, work: Path | None = None,
 
     rows = corpus.load(data)
     if until_wave is not None:
-        rows = {name: [r for r in items if name in ("distractors", "decisions")
-                       or wave_of(r) <= until_wave] for name, items in rows.items()}
+        rows = {name: [r for r in items if wave_of(r) <= until_wave]   # distractors: wave 1
+                for name, items in rows.items()}
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-", dir=work,
                                      ignore_cleanup_errors=True) as tmp:
         vault = Path(tmp) / "vault"

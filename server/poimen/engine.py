@@ -331,10 +331,9 @@ class Engine:
         """What a card says of each cited record (level, source, tool, project, created),
         read in one batch; a record this vault lacks is fetched (`Vault.fetch_missing`)
         or left out."""
-        store = self._fresh_store()
-        rows = store.memories(list(dict.fromkeys(shas)))
-        missing = [sha for sha in dict.fromkeys(shas)
-                   if sha not in rows and self.vault.fetch_missing(sha)]
+        store, wanted = self._fresh_store(), list(dict.fromkeys(shas))
+        rows = store.memories(wanted)
+        missing = [sha for sha in wanted if sha not in rows and self.vault.fetch_missing(sha)]
         if missing:
             rows.update(store.memories(missing))
         return {sha: {"level": row.level, "source": row.source, "tool": row.tool,
