@@ -93,3 +93,22 @@ def test_a_large_table_is_compacted_less_often(tmp_path, monkeypatch):
     fresh.ingest("error: one more step failed with marker9999q\n")
     assert fresh.vault._optimize_every["memories"] == \
         max(5, fresh.vault.store.count("memories") // 2) > 5
+
+
+def test_occurrences_stay_few_files_between_housekeeping_runs(tmp_path, monkeypatch):
+    """Every lookup that sees a known failure writes an occurrence, and every lookup's seen
+    counts read that table: it is compacted after COMPACT_AFTER_PUTS writes, not only at
+    the (much later) general housekeeping, so a lookup opens few files."""
+    from poimen import vault as vault_module
+
+    monkeypatch.setattr(vault_module, "OPTIMIZE_EVERY", 100_000)
+    engine = Engine(tmp_path / "vault", project="house")
+    engine.ingest("error: housekeeping seed failure\n")
+    sig = engine.signatures("error: housekeeping seed failure\n")[0].sig_sha
+    bound = vault_module.COMPACT_AFTER_PUTS["occurrences"]
+    for i in range(3 * bound):
+        engine.record_occurrence(sig, request_id=f"r{i}")
+    table = engine.vault.store.table("occurrences")
+    assert table.count_rows() == 3 * bound
+    assert table.stats()["fragment_stats"]["num_fragments"] <= bound
+    assert engine.vault.store.seen(sig)[0] == 3 * bound + 1

@@ -177,6 +177,7 @@ class Store:
         self._has_memories = False   # rows are only added (a rebuild drops the table)
         self.generation = 0          # moves after every change of rows this process sees
         self._generation_lock = threading.Lock()
+        self.puts: dict[str, int] = {}   # writes per table since it was last compacted
 
     def _moved(self) -> None:
         """Rows may have changed (a write here, or others' commits checked out): readers
@@ -240,6 +241,7 @@ class Store:
              .when_not_matched_insert_all().execute(data))
         else:
             tbl.add(data)
+        self.puts[name] = self.puts.get(name, 0) + 1   # one more file until compacted
         if name == "memories":
             self._fts_ready = False
         self._moved()
@@ -260,6 +262,7 @@ class Store:
             ann = _ann_index(tbl) if name == "vectors" else None
             if ann is None or getattr(ann, "num_unindexed_rows", 0) >= ANN_FOLD_ROWS:
                 tbl.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+                self.puts[name] = 0
         self.ensure_indexes()
 
     def ensure_indexes(self) -> None:

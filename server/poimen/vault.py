@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,11 @@ VECTOR_KINDS = ("text", "symptom", "evidence")
 NODE_TEXT_LIMIT = 64 * 1024  # evidence beyond this stays in the log, not the node
 OPTIMIZE_EVERY = 200         # applied writes between LanceDB housekeeping runs of a table...
 OPTIMIZE_SHARE = 50          # ...or a fiftieth of its rows, if more: compaction rewrites it
+# ...and a table every lookup reads and writes, after this many writes to it: each lookup
+# that sees a known failure adds a file to `occurrences`, and every lookup's seen counts
+# open them all (255 one-row files: a 39 ms query, 3.6 ms once compacted, at the 10k bench
+# vault). Compacting 16 files into 100k rows took 125 ms, off the answer path.
+COMPACT_AFTER_PUTS = {"occurrences": 16}
 OPTIMIZE_ATTEMPTS = 3        # an optimize another process's commit preempted is retried
 
 
@@ -158,7 +164,7 @@ class Vault:
 
     def _housekeeping(self, applied: int) -> None:
         """Optimize each table after OPTIMIZE_EVERY applied writes, or a fiftieth of its
-        rows: compacting rewrites the table (and the memories' full-text index) whole,
+        rows, or COMPACT_AFTER_PUTS writes to it: compacting rewrites the table (and the memories' full-text index) whole,
         so a fixed interval made an import quadratic (~2.6 GB of rewritten files kept
         at 100k rows, a 100k import at 7 lessons/s)."""
         due = []
@@ -166,7 +172,8 @@ class Vault:
             self._since_optimize[name] = self._since_optimize.get(name, 0) + applied
             if name not in self._optimize_every:   # first write of this process
                 self._optimize_every[name] = self._optimize_interval(name)
-            if self._since_optimize[name] >= self._optimize_every[name]:
+            if (self._since_optimize[name] >= self._optimize_every[name]
+                    or self.store.puts.get(name, 0) >= COMPACT_AFTER_PUTS.get(name, math.inf)):
                 due.append(name)
         if due and self._optimize(due):   # also brings the FTS index up to date
             for name in due:
