@@ -92,10 +92,10 @@ def test_shipped_models_use_known_features_and_a_threshold_in_range():
 def test_fusion_keeps_the_score_gap_that_ranks_discard():
     """A 0.63 cosine outscores a 0.52 one by the weight times the gap, and a view that
     found nothing useful (zero) does not lift a candidate."""
-    model = Model(("cos_text", "bm25_text"), (4.0, 1.0), -2.0, 0.5)
+    model = Model(("cos_text", "bm25"), (4.0, 1.0), -2.0, 0.5)
     strong, weak = model.score({"cos_text": 0.63}), model.score({"cos_text": 0.52})
     assert strong > weak
-    assert model.score({"cos_text": 0.52, "bm25_text": 0.0}) == weak
+    assert model.score({"cos_text": 0.52, "bm25": 0.0}) == weak
     assert 0.0 < model.score({"cos_text": -50.0}) < model.score({}) < 1.0
 
 

@@ -233,3 +233,36 @@ def test_a_paste_quoted_whole_is_searched_as_words(crowded):
     assert plain and quoted == plain
     body = engine.context({"signature_source": f'"{words}"', "scope": "all-projects"})
     assert body["degraded"] == [] and body["lessons"], body["degraded"]
+
+
+def test_a_lesson_is_found_by_the_words_of_its_evidence_and_of_evidence_added_later(tmp_path):
+    """Full text searches a lesson's text and its evidence as one document (`findable`),
+    and a reinforcement's new evidence joins it."""
+    engine = Engine(tmp_path / "v", project="demo")
+    first = engine.ingest("error: the zembla stage failed: quuxplode 7 not found\n")
+    lesson = engine.remember("L1", "A plugin pinned too low broke the build; raising the pin "
+                             "fixed it.", parents=[first.evidence_sha])
+    store = engine.vault.store
+
+    def found(words):
+        return lesson.sha in {h.memory_sha for h in store.search_fulltext(
+            words, levels=("L1", "L2"))}
+
+    assert found("zembla quuxplode") and found("plugin pin")
+    assert not found("frobnitz")
+    later = engine.ingest("error: the frobnitz step failed: quuxplode 7 not found\n")
+    again = engine.remember("L1", "A plugin pinned too low broke the build; raising the pin "
+                            "fixed it.", parents=[later.evidence_sha])
+    assert again.verdict == "reinforced" and again.sha == lesson.sha
+    assert found("frobnitz") and found("zembla")
+
+
+def test_a_vault_written_before_the_findable_column_is_rebuilt_on_open(tmp_path):
+    engine = Engine(tmp_path / "v", project="demo")
+    evidence = engine.ingest("error: the zembla stage failed\n").evidence_sha
+    lesson = engine.remember("L1", "Raise the plugin pin.", parents=[evidence]).sha
+    engine.vault.store.table("memories").drop_columns(["findable"])
+    reopened = Engine(tmp_path / "v", project="demo")
+    assert "findable" in reopened.vault.rebuilt_because
+    assert lesson in {h.memory_sha for h in reopened.vault.store.search_fulltext(
+        "zembla", levels=("L1",))}

@@ -28,7 +28,7 @@ from . import heap
 from .embed import DIM
 from .keyed import KeyedRows
 from .signatures.clauses import clause_keys
-from .store import (ANN_MIN_VECTORS, LEVELS, MemoryRow, SignatureLink, Store, VectorHit,
+from .store import (ANN_MIN_VECTORS, LEVELS, MEMORY_COLUMNS, MemoryRow, SignatureLink, Store, VectorHit,
                     _in, _links_by, _links_by_keys, follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
@@ -185,7 +185,8 @@ class Resident:
             if rows > MAX_ROWS:
                 return None
             return {r["sha"]: MemoryRow.from_arrow(r) for r in
-                    tbl.search().where("level != 'L0'").limit(rows + 1).to_list()}
+                    tbl.search().where("level != 'L0'").select(MEMORY_COLUMNS)
+                    .limit(rows + 1).to_list()}
         return self._copy("memories", load)
 
     def _signatures(self) -> KeyedRows | None:

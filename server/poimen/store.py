@@ -31,8 +31,12 @@ MEMORIES = pa.schema([
     ("sha", pa.string()), ("level", pa.string()), ("text", pa.string()),
     ("project", pa.string()), ("tool", pa.string()), ("source", pa.string()),
     ("created", pa.string()), ("superseded_by", pa.string()),
-    ("parents", pa.list_(pa.string())), ("meta", pa.string()),
+    ("parents", pa.list_(pa.string())), ("meta", pa.string()), ("findable", pa.string()),
 ])
+# `findable`: the words full-text search finds a memory by (the `FULLTEXT` index): its text,
+# and a lesson's evidence texts with it, one document (`vault.findable`)
+MEMORY_COLUMNS = [name for name in MEMORIES.names if name != "findable"]
+FULLTEXT = "findable"
 VECTORS = pa.schema([
     ("id", pa.string()), ("memory_sha", pa.string()), ("kind", pa.string()),
     ("level", pa.string()), ("project", pa.string()), ("model", pa.string()),
@@ -295,11 +299,11 @@ class Store:
         if not shas:
             return {}
         rows = (self.table("memories").search().where(_in("sha", shas))
-                .limit(len(shas) + 1).to_list())
+                .select(MEMORY_COLUMNS).limit(len(shas) + 1).to_list())
         return {r["sha"]: MemoryRow.from_arrow(r) for r in rows}
 
     def all_memories(self, levels: Sequence[str] | None = None) -> list[MemoryRow]:
-        query = self.table("memories").search()
+        query = self.table("memories").search().select(MEMORY_COLUMNS)
         if levels:
             query = query.where(_in("level", levels))
         rows = query.limit(self.table("memories").count_rows() + 1).to_list()
@@ -321,6 +325,12 @@ class Store:
                 if parent in wanted:
                     out.setdefault(parent, []).append(row["sha"])
         return out
+
+    def missing_columns(self) -> list[str]:
+        """Columns of today's memories schema its stored table lacks (written by an
+        older version: the projections are rebuilt from the log)."""
+        held = set(self.table("memories").schema.names)
+        return [name for name in MEMORIES.names if name not in held]
 
     def count(self, name: str, where: str | None = None) -> int:
         return self.table(name).count_rows(where)
@@ -351,6 +361,7 @@ class Store:
     def search_fulltext(self, query: str, limit: int = 20,
                         levels: Sequence[str] | None = None,
                         include_superseded: bool = False) -> list[TextHit]:
+        """BM25 over each memory's `findable` words (a lesson's with its evidence)."""
         tbl = self.table("memories")
         if not query.strip() or not self._memories_held(tbl):
             return []
@@ -360,7 +371,7 @@ class Store:
             clauses.append(_in("level", levels))
         if not include_superseded:
             clauses.append("superseded_by = ''")
-        search = tbl.search(_plain_words(query), query_type="fts")
+        search = tbl.search(_plain_words(query), query_type="fts", fts_columns=FULLTEXT)
         if clauses:
             search = search.where(" AND ".join(clauses), prefilter=True)
         rows = search.limit(limit).select(["sha", "_score"]).to_list()
@@ -381,9 +392,9 @@ class Store:
 
         with self._fts_lock:
             tbl = self.table("memories")
-            if not self._fts_ready and not any(getattr(i, "columns", None) == ["text"]
+            if not self._fts_ready and not any(getattr(i, "columns", None) == [FULLTEXT]
                                                for i in tbl.list_indices()):
-                tbl.create_index("text", config=FTS(), replace=True)
+                tbl.create_index(FULLTEXT, config=FTS(), replace=True)
             self._fts_ready = True
 
     def ensure_fulltext(self) -> None:
@@ -396,7 +407,7 @@ class Store:
         if self.table("memories").count_rows():
             from lancedb.index import FTS
 
-            self.table("memories").create_index("text", config=FTS(), replace=True)
+            self.table("memories").create_index(FULLTEXT, config=FTS(), replace=True)
             self._fts_ready = True
 
     def signature_links(self, sig_sha: str) -> list[SignatureLink]:

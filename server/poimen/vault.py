@@ -102,7 +102,10 @@ class Vault:
                 return f"projection.json points past the end of log segment {segment}"
             if not self.log.at_record_start(segment, offset):
                 return f"projection.json points inside a record of log segment {segment}"
-        return None if lance else "the projections (lance/) are missing"
+        if not lance:
+            return "the projections (lance/) are missing"
+        missing = self.store.missing_columns()
+        return f"the memories table lacks {', '.join(missing)}" if missing else None
 
     # -- embedding ----------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -305,9 +308,10 @@ class Vault:
         rec = entry.rec
         level = rec["level"]
         project = rec.get("project", "")
-        batch.add_memory(entry, level, rec["text"], rec)
+        evidence = batch.evidence_texts(rec.get("parents", ()))
+        batch.add_memory(entry, level, rec["text"], rec, evidence)
         batch.add_vector(entry.sha, "text", level, project, rec["text"])
-        view = evidence_view(batch.evidence_texts(rec.get("parents", ())))
+        view = evidence_view(evidence)
         if view:
             batch.add_vector(entry.sha, "evidence", level, project, view)
         if rec.get("supersedes"):
@@ -321,7 +325,8 @@ class Vault:
         if memory is None:
             return
         parents = list(dict.fromkeys(list(memory["parents"]) + list(rec["parents"])))
-        batch.change_memory(rec["memory"], {"parents": parents})
+        batch.change_memory(rec["memory"], {"parents": parents, "findable": findable(
+            memory["text"], batch.evidence_texts(parents))})
         batch.link_parent_signatures(rec["memory"], memory["level"], memory["project"],
                                      rec["parents"], entry.at)
 
@@ -402,14 +407,16 @@ class _Batch:
             return None if row is None else (row["level"], row["text"], row["parents"])
         return evidence_texts(parents, node)
 
-    def add_memory(self, entry: Entry, level: str, text: str, rec: dict) -> None:
+    def add_memory(self, entry: Entry, level: str, text: str, rec: dict,
+                   evidence: Sequence[str] = ()) -> None:
         meta = {k: rec[k] for k in ("without_evidence", "heading", "path", "meta")
                 if k in rec}
         self.rows["memories"][entry.sha] = {
             "sha": entry.sha, "level": level, "text": text,
             "project": rec.get("project", ""), "tool": rec.get("tool") or "",
             "source": rec.get("source", ""), "created": entry.at, "superseded_by": "",
-            "parents": list(rec.get("parents", ())), "meta": canonical(meta)}
+            "parents": list(rec.get("parents", ())), "meta": canonical(meta),
+            "findable": findable(text, evidence)}
 
     def change_memory(self, sha: str, values: dict) -> None:
         if sha in self.rows["memories"]:
@@ -481,6 +488,12 @@ class _Batch:
             self.store.put("memories", stored, upsert=True)
         if dead:
             self.store.update("vectors", _in("memory_sha", dead), {"live": False})
+
+
+def findable(text: str, evidence: Sequence[str]) -> str:
+    """What full-text search finds a memory by: its text and the evidence it rests on,
+    as one document (a paste's words in a lesson and in its evidence add up)."""
+    return "\n".join([text, *evidence])[:NODE_TEXT_LIMIT]
 
 
 def projection_record(memory_sha: str, projection) -> dict:

@@ -1,8 +1,9 @@
 """Tier-2 and tier-3 candidates: every view of every memory the request comes near.
 
 Views of a lesson: its text, its symptom projection and its evidence view, each as a
-vector (`kind` in the vectors table), and its text and its evidence (the L0 rows it
-cites) by BM25. Each view's top SEARCH_LIMIT are the candidates; then every candidate
+vector (`kind` in the vectors table), and its text with the evidence it rests on, one
+document, by BM25 (`findable` in the memories table). Each view's top SEARCH_LIMIT are
+the candidates; then every candidate
 gets the exact cosine of each of its stored views (a view outside one search's top is
 weak, not absent). Scoring them is `fusion`'s work. Without an embedder, candidates
 come from full text and trigram Dice only.
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..views import LESSON_DEPTH
 from .run import Run
 from .similarity import trigram_similarity, trigrams
 
@@ -27,8 +27,8 @@ REFERENCE_VIEWS = ("text",)
 
 @dataclass
 class Candidates:
-    """Raw scores per memory: cosine per vector view, BM25 per text view (`fulltext`
-    over its text, `evidence_fulltext` over the evidence it cites), trigram Dice."""
+    """Raw scores per memory: cosine per vector view, BM25 (`fulltext`, over its text
+    and its evidence's), trigram Dice."""
 
     levels: tuple
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -47,15 +47,13 @@ class Candidates:
 
 
 def fulltext(run: Run, levels: tuple) -> list[tuple[str, list]]:
-    """The BM25 searches over `levels`, as (kind, ranked hits) in the order `gather`
-    adds them; they need no query vector, so they run beside the embedding."""
+    """The BM25 search over `levels`, as (kind, ranked hits); it needs no query
+    vector, so it runs beside the embedding."""
     if not run.query:
         return []
-    lessons = levels == LESSON_LEVELS
-    query = run.fulltext if lessons else _reference_query(run)
-    out = [("fulltext", [(h.memory_sha, h.score) for h in run.store.search_fulltext(
+    query = run.fulltext if levels == LESSON_LEVELS else _reference_query(run)
+    return [("fulltext", [(h.memory_sha, h.score) for h in run.store.search_fulltext(
         query, limit=SEARCH_LIMIT, levels=levels, include_superseded=True)])]
-    return out + (_evidence_fulltext(run) if lessons else [])
 
 
 def gather(run: Run, levels: tuple, bm25: list[tuple[str, list]] | None = None
@@ -92,23 +90,6 @@ def _reference_query(run: Run) -> str:
     the error without the paste's paths and numbers."""
     messages = [sig.message for sig in run.signatures[:3]]
     return "\n".join(dict.fromkeys([run.fulltext] + messages))
-
-
-def _evidence_fulltext(run: Run) -> list[tuple[str, list]]:
-    """BM25 over evidence: each lesson scores its best-matching evidence, cited by it or
-    by a lesson it generalises (as its evidence view, `views.evidence_texts`)."""
-    scores = {h.memory_sha: h.score for h in run.store.search_fulltext(
-        run.fulltext, limit=SEARCH_LIMIT, levels=("L0",))}
-    out = []
-    for _ in range(LESSON_DEPTH):
-        if not scores:
-            break
-        children = run.store.children_many(sorted(scores))
-        scores = {child: max(score for parent, score in scores.items()
-                             if child in children.get(parent, ()))
-                  for child in {c for cs in children.values() for c in cs}}
-        out.append(("evidence_fulltext", sorted(scores.items())))
-    return out
 
 
 def _complete_views(run: Run, found: Candidates, views) -> None:

@@ -23,8 +23,8 @@ from .run import Run
 from .similarity import trigram_similarity, trigrams
 
 FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "gap_text", "gap_symptom",
-            "gap_evidence", "bm25_text", "bm25_evidence", "lead_text", "lead_evidence",
-            "sig_dice", "same_family", "same_tool", "same_project")
+            "gap_evidence", "bm25", "bm25_lead", "sig_dice", "same_family", "same_tool",
+            "same_project")
 VECTOR_KINDS = ("symptom", "text", "evidence")
 TRIGRAM_MIN = 0.20        # degraded: trigram Dice a hit must reach
 TRIGRAM_STRONG = 0.50     # degraded: Dice that stands without a near signature
@@ -44,8 +44,8 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-ANSWER_FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "lead_text", "lead_evidence",
-                   "sig_dice", "same_family", "same_tool")
+ANSWER_FEATURES = ("cos_text", "cos_symptom", "cos_evidence", "bm25_lead", "sig_dice",
+                   "same_family", "same_tool")
 
 
 def _model(m: dict) -> Model:
@@ -69,8 +69,7 @@ def mode_of(run: Run, levels) -> str:
     return "paste" if run.req.signature_source else "prose"
 
 
-BM25_VIEWS = (("fulltext", "bm25_text", "lead_text"),
-              ("evidence_fulltext", "bm25_evidence", "lead_evidence"))
+BM25_VIEWS = (("fulltext", "bm25", "bm25_lead"),)
 
 
 def features(run: Run, found: Candidates, sha: str, tool: str | None,
