@@ -257,12 +257,29 @@ def test_a_lesson_is_found_by_the_words_of_its_evidence_and_of_evidence_added_la
     assert found("frobnitz") and found("zembla")
 
 
-def test_a_vault_written_before_the_findable_column_is_rebuilt_on_open(tmp_path):
+def test_a_vault_written_before_the_findable_column_gets_it_in_place(tmp_path):
+    """An older version's memories table (no `findable`, full text over `text`) gains the
+    column on open without a rebuild, and holds what a rebuild from the log would."""
+    from lancedb.index import FTS
+
     engine = Engine(tmp_path / "v", project="demo")
-    evidence = engine.ingest("error: the zembla stage failed\n").evidence_sha
-    lesson = engine.remember("L1", "Raise the plugin pin.", parents=[evidence]).sha
-    engine.vault.store.table("memories").drop_columns(["findable"])
+    first = engine.ingest("error: the zembla stage failed\n").evidence_sha
+    lesson = engine.remember("L1", "Raise the plugin pin.", parents=[first]).sha
+    later = engine.ingest("error: the frobnitz step failed\n").evidence_sha
+    assert engine.remember("L1", "Raise the plugin pin.", parents=[later]).sha == lesson
+    general = engine.remember("L2", "Pins that lag the toolchain break builds.",
+                              parents=[lesson]).sha
+    table = engine.vault.store.table("memories")
+    table.drop_columns(["findable"])
+    table.create_index("text", config=FTS(), replace=True)
     reopened = Engine(tmp_path / "v", project="demo")
-    assert "findable" in reopened.vault.rebuilt_because
-    assert lesson in {h.memory_sha for h in reopened.vault.store.search_fulltext(
-        "zembla", levels=("L1",))}
+    store = reopened.vault.store
+    assert reopened.vault.rebuilt_because is None and not store.missing_columns()
+    assert [i.columns for i in store.table("memories").list_indices()
+            if i.index_type == "FTS"] == [["findable"]]
+    for words in ("zembla", "frobnitz"):
+        assert {lesson, general} <= {h.memory_sha for h in store.search_fulltext(
+            words, levels=("L1", "L2"))}
+    migrated = store.dump("memories")
+    reopened.rebuild()
+    assert store.dump("memories") == migrated

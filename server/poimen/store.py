@@ -328,9 +328,21 @@ class Store:
 
     def missing_columns(self) -> list[str]:
         """Columns of today's memories schema its stored table lacks (written by an
-        older version: the projections are rebuilt from the log)."""
+        older version; `Vault` adds them in place)."""
         held = set(self.table("memories").schema.names)
         return [name for name in MEMORIES.names if name not in held]
+
+    def add_findable(self) -> None:
+        """Give a memories table an older version wrote its `findable` column, each row's
+        text for now, and full text over it instead of over `text` (the caller then
+        writes the lessons' own)."""
+        tbl = self.table("memories")
+        tbl.add_columns({FULLTEXT: "text"})
+        for index in tbl.list_indices():
+            if getattr(index, "columns", None) == ["text"]:
+                tbl.drop_index(index.name)
+        self._fts_ready = False
+        self._moved()
 
     def count(self, name: str, where: str | None = None) -> int:
         return self.table(name).count_rows(where)

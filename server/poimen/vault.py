@@ -82,6 +82,7 @@ class Vault:
                 _warn(f"rebuilding the projections from the log: {self.rebuilt_because}")
                 self.rebuild(skip_bad=True)
             else:
+                self._add_missing_columns()
                 self.catch_up()
 
     def _out_of_step(self) -> str | None:
@@ -102,10 +103,27 @@ class Vault:
                 return f"projection.json points past the end of log segment {segment}"
             if not self.log.at_record_start(segment, offset):
                 return f"projection.json points inside a record of log segment {segment}"
-        if not lance:
-            return "the projections (lance/) are missing"
-        missing = self.store.missing_columns()
-        return f"the memories table lacks {', '.join(missing)}" if missing else None
+        return None if lance else "the projections (lance/) are missing"
+
+    def _add_missing_columns(self) -> None:
+        """Bring projections an older version wrote up to today's columns, in place, from
+        the rows they hold (nothing is embedded again): each lesson's `findable` words."""
+        if not (self.path / "lance" / "memories.lance").is_dir() \
+                or "findable" not in self.store.missing_columns():
+            return
+        _warn("adding the full-text view of lessons with their evidence (once)")
+        self.store.add_findable()
+        rows = {r["sha"]: r for r in self.store.table("memories").to_arrow().to_pylist()}
+
+        def node(sha):
+            row = rows.get(sha)
+            return None if row is None else (row["level"], row["text"], row["parents"] or ())
+
+        lessons = [dict(row, findable=findable(row["text"], evidence_texts(
+            row["parents"] or (), node))) for row in rows.values() if row["level"] in ("L1", "L2")]
+        self.store.put("memories", lessons, upsert=True)
+        self.store.optimize(["memories"])
+        self.store.ensure_fulltext()
 
     # -- embedding ----------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
