@@ -28,8 +28,8 @@ from . import heap
 from .embed import DIM
 from .keyed import KeyedRows
 from .signatures.clauses import clause_keys
-from .store import (ANN_MIN_VECTORS, LEVELS, MEMORY_COLUMNS, MemoryRow, SignatureLink, Store, VectorHit,
-                    _in, _links_by, _links_by_keys, follow_supersession)
+from .store import (ANN_MIN_VECTORS, LEVELS, MEMORY_COLUMNS, MemoryRow, SignatureLink,
+                    Store, VectorHit, _in, _links_by, _links_by_keys, follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded

@@ -28,6 +28,7 @@ from .store import TABLES, Store, _in, _quote
 from .views import evidence_texts, evidence_view
 
 VECTOR_LEVELS = ("L1", "L2", "R")
+LESSONS = ("L1", "L2")
 VECTOR_KINDS = ("text", "symptom", "evidence")
 NODE_TEXT_LIMIT = 64 * 1024  # evidence beyond this stays in the log, not the node
 OPTIMIZE_EVERY = 200         # applied writes between LanceDB housekeeping runs of a table...
@@ -120,7 +121,7 @@ class Vault:
             return None if row is None else (row["level"], row["text"], row["parents"] or ())
 
         lessons = [dict(row, findable=findable(row["text"], evidence_texts(
-            row["parents"] or (), node))) for row in rows.values() if row["level"] in ("L1", "L2")]
+            row["parents"] or (), node))) for row in rows.values() if row["level"] in LESSONS]
         self.store.put("memories", lessons, upsert=True)
         self.store.optimize(["memories"])
         self.store.ensure_fulltext()
@@ -185,9 +186,9 @@ class Vault:
 
     def _housekeeping(self, applied: int) -> None:
         """Optimize each table after OPTIMIZE_EVERY applied writes, or a fiftieth of its
-        rows, or COMPACT_AFTER_PUTS writes to it: compacting rewrites the table (and the memories' full-text index) whole,
-        so a fixed interval made an import quadratic (~2.6 GB of rewritten files kept
-        at 100k rows, a 100k import at 7 lessons/s)."""
+        rows, or COMPACT_AFTER_PUTS writes to it: compacting rewrites the table (and the
+        memories' full-text index) whole, so a fixed interval made an import quadratic
+        (~2.6 GB of rewritten files kept at 100k rows, a 100k import at 7 lessons/s)."""
         due = []
         for name in TABLES:
             self._since_optimize[name] = self._since_optimize.get(name, 0) + applied
