@@ -8,6 +8,8 @@ import sys
 import lancedb
 import pytest
 
+from poimen.store import FULLTEXT
+
 MEM = [sys.executable, "-m", "poimen.cli"]
 FAILURE = """Traceback (most recent call last):
   File "/home/ci/app/main.py", line 3, in <module>
@@ -85,7 +87,7 @@ def test_import_reads_jsonl_with_evidence(vault, tmp_path):
     # the full-text index (made by the lookup above) covers the imported rows at once:
     # rows it lacked would be scored apart until housekeeping, and answers would change
     memories = lancedb.connect(str(path / "lance")).open_table("memories")
-    stats = memories.index_stats("text_idx")
+    stats = memories.index_stats(f"{FULLTEXT}_idx")
     assert stats.num_indexed_rows == memories.count_rows() and stats.num_unindexed_rows == 0
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\nnot json\n')
