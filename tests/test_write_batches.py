@@ -5,6 +5,7 @@ import json
 
 from poimen.config import Settings
 from poimen.engine import Engine, Evidence, Proposal
+from poimen.store import FULLTEXT
 
 import dev_rows
 
@@ -61,7 +62,7 @@ def test_housekeeping_keeps_the_fulltext_index_whole(tmp_path, monkeypatch):
     engine = Engine(tmp_path / "v", project="demo", settings=Settings())
     _batched(engine)
     (index,) = [i for i in engine.store.table("memories").list_indices()
-                if i.columns == ["text"]]
+                if i.columns == [FULLTEXT]]
     added = engine.ingest_many(Evidence(f"error: record {n} past the housekeeping mark", "ci")
                                for n in range(4))
     stats = engine.store.table("memories").index_stats(index.name)
