@@ -33,10 +33,10 @@ MEMORIES = pa.schema([
     ("created", pa.string()), ("superseded_by", pa.string()),
     ("parents", pa.list_(pa.string())), ("meta", pa.string()), ("findable", pa.string()),
 ])
-# `findable`: the words full-text search finds a memory by (the `FULLTEXT` index): its text,
-# and a lesson's evidence texts with it, one document (`vault.findable`)
-MEMORY_COLUMNS = [name for name in MEMORIES.names if name != "findable"]
+# the words full-text search finds a memory by (its index's column): its text, and a
+# lesson's evidence texts with it, one document (`vault.findable`)
 FULLTEXT = "findable"
+MEMORY_COLUMNS = [name for name in MEMORIES.names if name != FULLTEXT]
 VECTORS = pa.schema([
     ("id", pa.string()), ("memory_sha", pa.string()), ("kind", pa.string()),
     ("level", pa.string()), ("project", pa.string()), ("model", pa.string()),

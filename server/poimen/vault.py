@@ -24,7 +24,7 @@ from .config import missing_vault
 from .deferred import Deferred
 from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir, private_umask
-from .store import TABLES, Store, _in, _quote
+from .store import FULLTEXT, TABLES, Store, _in, _quote
 from .views import evidence_texts, evidence_view
 
 VECTOR_LEVELS = ("L1", "L2", "R")
@@ -110,7 +110,7 @@ class Vault:
         """Bring projections an older version wrote up to today's columns, in place, from
         the rows they hold (nothing is embedded again): each lesson's `findable` words."""
         if not (self.path / "lance" / "memories.lance").is_dir() \
-                or "findable" not in self.store.missing_columns():
+                or FULLTEXT not in self.store.missing_columns():
             return
         _warn("adding the full-text view of lessons with their evidence (once)")
         self.store.add_findable()
@@ -123,8 +123,7 @@ class Vault:
         lessons = [dict(row, findable=findable(row["text"], evidence_texts(
             row["parents"] or (), node))) for row in rows.values() if row["level"] in LESSONS]
         self.store.put("memories", lessons, upsert=True)
-        self.store.optimize(["memories"])
-        self.store.ensure_fulltext()
+        self.settle()
 
     # -- embedding ----------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -3,10 +3,9 @@
 Views of a lesson: its text, its symptom projection and its evidence view, each as a
 vector (`kind` in the vectors table), and its text with the evidence it rests on, one
 document, by BM25 (`findable` in the memories table). Each view's top SEARCH_LIMIT are
-the candidates; then every candidate
-gets the exact cosine of each of its stored views (a view outside one search's top is
-weak, not absent). Scoring them is `fusion`'s work. Without an embedder, candidates
-come from full text and trigram Dice only.
+the candidates; then every candidate gets the exact cosine of each of its stored views
+(a view outside one search's top is weak, not absent). Scoring them is `fusion`'s
+work. Without an embedder, candidates come from full text and trigram Dice only.
 """
 
 from __future__ import annotations
