@@ -12,7 +12,8 @@ from pathlib import Path
 # retrieval.SLICES; runs V4/V5 named the wave-2 slice "heldout-late"
 SLICES = ("dev", "heldout", "heldout-late", "heldout-w2", "heldout-w3", "heldout-w4", "heldout-w5",
           "heldout-w6", "heldout-w7", "heldout-w8", "heldout-w9",
-          "heldout-w10", "heldout-w11", "heldout-w12")
+          "heldout-w10", "heldout-w11", "heldout-w12",
+          "heldout-w13")
 METHODS = ("poimen", "bm25", "dense")
 
 

@@ -163,7 +163,8 @@ def summary(ranks: list[int | None]) -> dict:
 
 SLICES = ("dev", "heldout", "heldout-w2", "heldout-w3", "heldout-w4", "heldout-w5",
           "heldout-w6", "heldout-w7", "heldout-w8", "heldout-w9",
-          "heldout-w10", "heldout-w11", "heldout-w12")
+          "heldout-w10", "heldout-w11", "heldout-w12",
+          "heldout-w13")
 
 
 def in_slice(row: dict, name: str) -> bool:
