@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from poimen import resident
+from poimen import store as store_module
 from poimen.engine import Engine
 from poimen.resident import nearest
 from poimen.signatures.clauses import clause_keys
@@ -37,6 +38,11 @@ def _vault(tmp_path) -> Engine:
     return engine
 
 
+def _ties_by_sha(hits: list) -> list:
+    """Full-text hits with equal scores in sha order (LanceDB orders ties as it meets them)."""
+    return sorted(hits, key=lambda h: (-round(h.score, 4), h.memory_sha))
+
+
 def _same(store, copy) -> None:
     shas = [row.sha for row in store.all_memories()] + ["0" * 64]
     sigs = sorted({row["sig_sha"] for row in store.signatures_of(shas)}) + ["1" * 64]
@@ -54,6 +60,13 @@ def _same(store, copy) -> None:
     for kind in ("text", "symptom"):
         assert {k: v.tolist() for k, v in copy.vectors_of(shas, kind).items()} == \
             {k: v.tolist() for k, v in store.vectors_of(shas, kind).items()}
+    for query in FAILURES + LESSONS:   # LanceDB's own BM25, from numpy (poimen.fulltext)
+        for levels, superseded in ((("L1", "L2"), True), (("L0",), False), (None, False)):
+            ours = _ties_by_sha(copy.search_fulltext(query, 10, levels, superseded))
+            theirs = _ties_by_sha(store.search_fulltext(query, 10, levels, superseded))
+            assert [h.memory_sha for h in ours] == [h.memory_sha for h in theirs]
+            assert np.allclose([h.score for h in ours], [h.score for h in theirs], rtol=1e-5)
+        assert copy.search_fulltext(query, 10)
 
 
 def test_resident_copies_answer_as_the_store_does(tmp_path):
@@ -80,7 +93,11 @@ def test_resident_copies_follow_writes_from_another_engine(tmp_path):
     assert new not in copy._memories()   # this engine has not looked yet
     engine.vault.catch_up()
     assert set(copy._memories()) == set(held) | {new}
+    queries = FAILURES + LESSONS + ["Docker layer caching on CI"]
+    before = [copy.search_fulltext(q, 10) for q in queries]   # grown by the new row
+    engine.vault.settle()   # LanceDB's index takes the new row in (it scored it apart)
     _same(engine.vault.store, copy)
+    assert [copy.search_fulltext(q, 10) for q in queries] == before
 
 
 def test_a_copy_asks_lancedb_its_version_only_after_rows_may_have_moved(tmp_path,
@@ -100,9 +117,36 @@ def test_a_copy_asks_lancedb_its_version_only_after_rows_may_have_moved(tmp_path
     assert new in copy._memories() and set(copy._memories()) == set(held) | {new}
     assert "memories" in asked
     asked.clear()
-    engine.vault.catch_up()   # others' commits checked out: every copy asks again
+    engine.vault.catch_up()   # tables written in the last STAMP_SETTLE_S: checked out
     copy._memories(), copy._signatures(), copy._vectors()
     assert sorted(asked) == ["memories", "signatures", "vectors"]
+    _same(store, copy)
+
+
+def test_a_refresh_moves_only_the_tables_another_process_wrote(tmp_path, monkeypatch):
+    """Each lookup refreshes; a table whose `_versions` folder is unchanged is not checked
+    out, and the copies of other tables do not ask LanceDB their versions again."""
+    engine = _vault(tmp_path)
+    store = engine.vault.store
+    copy = resident.of(store)
+    monkeypatch.setattr(store_module, "STAMP_SETTLE_S", 0.0)
+    engine.vault.catch_up()
+    copy.prime()
+    asked = []
+    opened = store.table
+    monkeypatch.setattr(store, "table", lambda name: asked.append(name) or opened(name))
+    engine.vault.catch_up()   # nobody wrote
+    copy.prime()
+    assert asked == []
+    other = Engine(tmp_path / "vault", project="p")
+    other.record_occurrence(other.signatures(FAILURES[1])[0].sig_sha)
+    engine.vault.catch_up()
+    copy.prime()
+    assert asked == []   # occurrences only: no copy of them
+    new = other.remember("L1", "Mount the docker socket read-only in CI", without_evidence=True)
+    engine.vault.catch_up()
+    copy.prime()
+    assert "memories" in asked and new.sha in copy._memories()
     _same(store, copy)
 
 
@@ -190,11 +234,13 @@ def test_while_a_copy_loads_the_store_answers(tmp_path):
     other.remember("L1", "Pin the runner image: the new one dropped python3-venv",
                    without_evidence=True)
     engine.vault.catch_up()                          # the memories copy is now stale
-    held = [copy._loading[name] for name in ("memories", "signatures", "vectors")]
+    held = [copy._loading[name] for name in ("memories", "signatures", "vectors",
+                                              "fulltext")]
     for lock in held:
         lock.acquire()                               # as if a loader were at work
     try:
         assert copy._memories() is None and copy._vectors() is None
+        assert copy._fulltext() is None
         _same(store, copy)
         during = engine.context(dict(request))
     finally:
@@ -204,6 +250,7 @@ def test_while_a_copy_loads_the_store_answers(tmp_path):
         [(i["sha"], i["tier"]) for i in with_copies["lessons"]]
     copy.prime()
     assert copy._memories() is not None and copy._vectors() is not None
+    assert copy._fulltext() is not None
 
 
 def test_keyed_rows_find_each_value_once_in_the_order_asked_rows_in_table_order(monkeypatch):

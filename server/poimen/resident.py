@@ -5,9 +5,11 @@ hand-offs to its background loop, measured on the 1k bench vault), and a lookup 
 a dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text stays on
 disk), signature links and seen counts, stored vectors and the vector search (exact
 cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the
-sixth decimal) from copies of the `memories`, `signatures` and `vectors` tables (the
+sixth decimal), and the full-text search (`poimen.fulltext`: LanceDB's BM25 over
+numpy postings) from copies of the `memories`, `signatures` and `vectors` tables (the
 gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
-table's version changes (the vectors copy grows by the new rows instead) and held only
+table's version changes (the vectors and full-text copies grow by the new rows
+instead) and held only
 while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB vector
 matrix, 8 MB of signature links kept as Arrow columns (`KeyedRows`), ~10 MB of memory
 rows as Python objects; loaded in ~0.4 s); past that, while another thread is loading a
@@ -26,10 +28,12 @@ import pyarrow.compute as pc
 
 from . import heap
 from .embed import DIM
+from .fulltext import FullText, Rows, Words
 from .keyed import KeyedRows
 from .signatures.clauses import clause_keys
-from .store import (ANN_MIN_VECTORS, LEVELS, MEMORY_COLUMNS, MemoryRow, SignatureLink,
-                    Store, VectorHit, _in, _links_by, _links_by_keys, follow_supersession)
+from .store import (ANN_MIN_VECTORS, FULLTEXT, LEVELS, MEMORY_COLUMNS, MemoryRow,
+                    SignatureLink, Store, TextHit, VectorHit, _in, _links_by, _links_by_keys,
+                    follow_supersession)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
@@ -139,7 +143,7 @@ class Resident:
         self._copies: dict[str, tuple[int, object, int]] = {}   # version, copy, generation
         self._children_of: tuple[dict, dict] | None = None   # (memories copy, its index)
         self._loading = {name: threading.Lock() for name in ("memories", "signatures",
-                                                               "vectors")}
+                                                               "vectors", "fulltext")}
 
     def __getattr__(self, name: str):
         return getattr(self.store, name)
@@ -149,19 +153,21 @@ class Resident:
         self._memories()
         self._signatures()
         self._vectors()
+        self._fulltext()
 
-    def _copy(self, name: str, load, grow=None):
+    def _copy(self, name: str, load, grow=None, table: str | None = None):
         """The copy for the table's current version: `load(tbl)`, or `grow(tbl, held)`
         from the copy of an older version when given. None while another thread is
         loading it: the store answers meanwhile, so no lookup waits for a load. The
-        version is asked of LanceDB only when the store's generation moved since the
-        copy was last found current (each ask is a round trip through LanceDB's event
-        loop, queued behind a lookup's other queries)."""
-        generation = self.store.generation   # read before the version: see Store._moved
+        version is asked of LanceDB only when the store's generation of the table moved
+        since the copy was last found current (each ask is a round trip through
+        LanceDB's event loop, queued behind a lookup's other queries). `table`: the
+        table copied, when it is not `name`."""
+        generation = self.store.generation.get(table or name, 0)   # before the version
         held = self._copies.get(name)
         if held is not None and held[2] == generation:
             return held[1]
-        tbl = self.store.table(name)
+        tbl = self.store.table(table or name)
         version = tbl.version
         if held is not None and held[0] == version:
             self._copies[name] = (version, held[1], generation)
@@ -222,6 +228,19 @@ class Resident:
             return _vector_copy(dict(held, live=live.to_numpy(zero_copy_only=False)), added)
         return self._copy("vectors", load, grow)
 
+    def _fulltext(self) -> FullText | None:
+        """The memories' full-text index; a new table version re-reads the words of new
+        rows and of rows whose text grew only."""
+        def load(tbl, held=None):
+            rows = tbl.count_rows()
+            if rows > MAX_ROWS:
+                return None
+            table = tbl.search().select(["sha", "level", "superseded_by", FULLTEXT]) \
+                .limit(rows + 1).to_arrow()
+            words = held.words if held is not None else Words()
+            return FullText(words, Rows.read(words, table, held and held.rows))
+        return self._copy("fulltext", load, lambda tbl, held: load(tbl, held), "memories")
+
     # -- the store's reads, from the copies --------------------------------------------
     def search_vectors(self, vector: np.ndarray, kind: str | None = None, limit: int = 20,
                        levels: Sequence[str] | None = None,
@@ -242,6 +261,16 @@ class Resident:
         rows += start
         return [VectorHit(held["memory_sha"][row], held["kind"][row],
                           round(1.0 - float(d), 6)) for row, d in zip(rows, distance)]
+
+    def search_fulltext(self, query: str, limit: int = 20,
+                        levels: Sequence[str] | None = None,
+                        include_superseded: bool = False) -> list[TextHit]:
+        """LanceDB's BM25 ranking and scores (`poimen.fulltext`)."""
+        held = self._fulltext()
+        if held is None:
+            return self.store.search_fulltext(query, limit, levels, include_superseded)
+        return [TextHit(sha, round(score, 6)) for sha, score in
+                held.search(query, limit, levels, include_superseded)]
 
     def memories(self, shas: Sequence[str]) -> dict[str, MemoryRow]:
         held = self._memories()

@@ -65,6 +65,7 @@ ANN_PARTITION_ROWS = 4096
 ANN_FOLD_ROWS = 4096     # new vectors LanceDB scans flat before `optimize` folds them in
 ANN_MAX_SEGMENTS = 16    # folds (each a delta segment searched apart) before a retrain
 INSERT_IF_ABSENT = {"signatures"}  # a reinforcement may link a signature twice
+STAMP_SETTLE_S = 2.0   # a `_versions` folder changed this recently is checked out anyway
 KEEP_VERSIONS_FOR = timedelta(minutes=10)  # readers in other processes may still use them
 TABLES = {"memories": (MEMORIES, "sha"), "vectors": (VECTORS, "id"),
           "signatures": (SIGNATURES, "id"), "occurrences": (OCCURRENCES, "sha"),
@@ -179,16 +180,19 @@ class Store:
         self._fts_ready = False
         self._fts_lock = threading.Lock()
         self._has_memories = False   # rows are only added (a rebuild drops the table)
-        self.generation = 0          # moves after every change of rows this process sees
+        self.generation: dict[str, int] = {}   # per table: moves after each change seen
         self._generation_lock = threading.Lock()
+        self._stamps: dict[str, tuple[int, int]] = {}   # `_versions` folder, last checkout
         self.puts: dict[str, int] = {}   # writes per table since it was last compacted
 
-    def _moved(self) -> None:
-        """Rows may have changed (a write here, or others' commits checked out): readers
-        that remembered a table's version at an older generation must read it again
-        (`resident.Resident._copy`). Called after the change, never before."""
+    def _moved(self, names: Iterable[str] = tuple(TABLES)) -> None:
+        """Rows of `names` may have changed (a write here, or others' commits checked
+        out): readers that remembered such a table's version at an older generation
+        must read it again (`resident.Resident._copy`). Called after the change, never
+        before."""
         with self._generation_lock:
-            self.generation += 1
+            for name in names:
+                self.generation[name] = self.generation.get(name, 0) + 1
 
     def table(self, name: str):
         if name not in self._tables:
@@ -212,8 +216,16 @@ class Store:
 
     def refresh(self) -> None:
         """See other processes' commits (another thread may be opening a table). A table
-        that another process dropped and made anew (`mem rebuild`) is reopened at next use."""
+        that another process dropped and made anew (`mem rebuild`) is reopened at next use.
+        A table whose `_versions` folder is as it was at its last checkout (`_stamp`) has
+        no new commit and is left as it is: each lookup refreshes, and a checkout is a
+        round trip through LanceDB's event loop (then its copies asked their versions)."""
+        moved = []
         for name, tbl in list(self._tables.items()):
+            stamp = self._stamp(name)
+            if stamp is not None and stamp == self._stamps.get(name):
+                continue
+            moved.append(name)
             try:
                 tbl.checkout_latest()
             except RuntimeError as exc:   # lance: "Not found: …/_versions"
@@ -221,7 +233,22 @@ class Store:
                     raise
                 self._tables.pop(name, None)
                 self._fts_ready = self._has_memories = False
-        self._moved()
+                continue
+            if stamp is not None:
+                self._stamps[name] = stamp
+        self._moved(moved)
+
+    def _stamp(self, name: str) -> tuple[int, int] | None:
+        """The table's `_versions` folder (inode, mtime): a commit adds a file to it, a
+        rebuild makes it anew. None (check out) if it is missing or changed in the last
+        STAMP_SETTLE_S, within which a file system's coarse clock may miss a commit."""
+        try:
+            st = os.stat(self.path / f"{name}.lance" / "_versions")
+        except OSError:
+            return None
+        if time.time() - st.st_mtime < STAMP_SETTLE_S:
+            return None
+        return st.st_ino, st.st_mtime_ns
 
     def drop(self) -> None:
         self._tables.clear()
@@ -229,6 +256,7 @@ class Store:
         shutil.rmtree(self.path, ignore_errors=True)
         self.db = load_lancedb().connect(str(self.path))
         self._fts_ready = self._has_memories = False
+        self._stamps.clear()
         self._moved()
 
     # -- writes (Vault only) -----------------------------------------------------------
@@ -248,11 +276,11 @@ class Store:
         self.puts[name] = self.puts.get(name, 0) + 1   # one more file until compacted
         if name == "memories":
             self._fts_ready = False
-        self._moved()
+        self._moved([name])
 
     def update(self, name: str, where: str, values: dict) -> None:
         self.table(name).update(where=where, values=values)
-        self._moved()
+        self._moved([name])
 
     def optimize(self, names: Sequence[str] = tuple(TABLES)) -> None:
         """Compact files, update indexes, drop versions older than KEEP_VERSIONS_FOR (of
@@ -342,7 +370,7 @@ class Store:
             if getattr(index, "columns", None) == ["text"]:
                 tbl.drop_index(index.name)
         self._fts_ready = False
-        self._moved()
+        self._moved(["memories"])
 
     def count(self, name: str, where: str | None = None) -> int:
         return self.table(name).count_rows(where)
