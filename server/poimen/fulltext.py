@@ -27,10 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .store import FULLTEXT
+from .store import FULLTEXT, LEVELS
 
 TOKEN = re.compile(r"[^\W_]+")
 MAX_TOKEN_BYTES = 40
+ASKED_MAX = 200_000   # query tokens whose ids are remembered
 K1, B = np.float32(1.2), np.float32(0.75)
 STOP_WORDS = frozenset("""
 i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
@@ -47,24 +48,27 @@ FOLDED = str.maketrans({"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d"
 
 
 class Words:
-    """Texts as term ids. Each index word gets its id once; the ids of a batch's
-    distinct raw tokens are remembered while the batch is read."""
+    """Texts as term ids. Each index word gets its id once; the ids of the distinct raw
+    tokens of a batch are remembered while it is read, and of queries until the index
+    has new words (or ASKED_MAX tokens are remembered)."""
 
     def __init__(self):
         import Stemmer
 
         self._stem = Stemmer.Stemmer("english").stemWord
         self.ids: dict[str, int] = {}
+        self._asked: tuple[int, dict] = (0, {})   # (len(ids) then, raw token -> id)
 
     def terms(self, text: str, add: bool = False, known: dict | None = None) -> list[int]:
         """The term ids of `text`'s words in order; a word not yet known gets an id when
         `add`, else is left out. `known`: raw token -> id, shared across a batch."""
         tokens = TOKEN.findall(text)
-        known = {} if known is None else known
+        if known is None:
+            size, known = self._asked
+            if size != len(self.ids) or len(known) > ASKED_MAX:
+                self._asked = (len(self.ids), known := {})   # replaced: others hold theirs
         for token in [t for t in dict.fromkeys(tokens) if t not in known]:
-            term = self._id(token, add)
-            if term is not None:
-                known[token] = term
+            known[token] = self._id(token, add)
         return [i for i in map(known.get, tokens) if i is not None and i >= 0]
 
     def _id(self, token: str, add: bool) -> int | None:
@@ -174,6 +178,8 @@ class FullText:
 
     def __init__(self, words: Words, rows: Rows):
         self.words, self.rows = words, rows
+        self.level = np.asarray([LEVELS.index(v) if v in LEVELS else -1
+                                 for v in rows.level.tolist()], np.int8)
         docs = np.repeat(np.arange(len(rows.sha), dtype=np.int32), np.diff(rows.span))
         lengths = np.bincount(docs, rows.counts, minlength=len(rows.sha)).astype(np.int64)
         held = int((lengths > 0).sum())   # rows with no word are not counted
@@ -201,7 +207,7 @@ class FullText:
                 scores[self.docs[lo:hi]] += self.weight[lo:hi]
         mask = scores > 0
         if levels:
-            mask &= np.isin(self.rows.level, list(levels))
+            mask &= np.isin(self.level, [LEVELS.index(v) for v in levels if v in LEVELS])
         if not include_superseded:
             mask &= self.rows.live
         found = np.flatnonzero(mask)
