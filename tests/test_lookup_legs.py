@@ -117,3 +117,32 @@ def test_occurrences_are_logged_before_the_answer_and_applied_in_the_background(
     finally:
         engine.vault._housekeeping = housekeeping
     assert threads and set(threads) == {"poimen-apply"}, threads
+
+
+def test_a_lookup_leaves_its_own_pending_occurrences_to_the_background_apply(
+        engine, monkeypatch):
+    """A lookup's look at the log applies what others wrote, but not what this process
+    acknowledged and its background apply has yet to do (that waited for the lock the
+    apply holds, on the answer path); seen counts take those from the pending records."""
+    _drained(engine)
+    monkeypatch.setattr(engine.vault.deferred, "start", lambda: None)   # nothing applied
+    vault = engine.vault
+    ask = {"signature_source": CASES[0]["recurrence"], "request_id": "legs-own-0"}
+    first = engine.context(ask)
+    mark = vault._watermark()
+    assert vault.log.sizes() != mark and vault.deferred.pending()
+    again = engine.context(dict(ask, request_id="legs-own-1"))
+    assert vault._watermark() == mark, "the lookup applied its own pending occurrences"
+    assert [i["seen_count"] for i in again["lessons"] if i["tier"] == 1] == \
+        [i["seen_count"] + 1 for i in first["lessons"] if i["tier"] == 1]
+    other = Engine(vault.path, project="p")   # another process's record, not applied
+    monkeypatch.setattr(other.vault.deferred, "start", lambda: None)
+    other.context(dict(ask, request_id="legs-other"))
+    written = vault.log.sizes()
+    engine.context(dict(ask, request_id="legs-own-2"))
+    applied = vault._watermark()
+    assert all(applied.get(k, 0) >= size for k, size in written.items()), \
+        "another's record was left unapplied"
+    monkeypatch.undo()
+    vault.deferred.start()
+    _drained(engine)

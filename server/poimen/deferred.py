@@ -26,17 +26,35 @@ class Deferred:
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[str, str]] = {}   # sha -> (sig_sha, at)
         self._thread: threading.Thread | None = None
+        self._appended: tuple[str, int, int] | None = None   # segment, run start, end
 
     def acknowledge(self, records: list[dict]) -> list[tuple[str, bool]]:
         """Append occurrence records durably; (sha, newly appended) per record. They are
         applied once `start()` is called (a lookup calls it after its answer, so the
         apply does not take CPU from the answer)."""
-        results = self.vault.log.append_timed(records)
+        span: list = []
+        results = self.vault.log.append_timed(records, span)
         with self._lock:
             for rec, (sha, new, at) in zip(records, results):
                 if new:
                     self._pending[sha] = (rec["sig_sha"], at)
+            if span:
+                name, before, after = span
+                held = self._appended
+                self._appended = (name, held[1] if held and held[0] == name
+                                  and held[2] == before else before, after)
         return [(sha, new) for sha, new, _ in results]
+
+    def only_own(self, sizes: dict[str, int], mark: dict[str, int]) -> bool:
+        """Whether all the log holds past the watermark `mark` is occurrences this
+        process acknowledged and has yet to apply: lines it appended in one unbroken
+        run at the end of its segment, every other segment applied."""
+        with self._lock:
+            if not self._pending or self._appended is None:
+                return False
+            name, start, end = self._appended
+        return (sizes.get(name) == end and start <= mark.get(name, 0) <= end and all(
+            size == mark.get(other, 0) for other, size in sizes.items() if other != name))
 
     def start(self) -> None:
         """Apply what is pending on the background thread (started if need be)."""

@@ -362,8 +362,10 @@ class Log:
     def append_many(self, recs: Iterable[dict]) -> list[tuple[str, bool]]:
         return [(sha, new) for sha, new, _ in self.append_timed(recs)]
 
-    def append_timed(self, recs: Iterable[dict]) -> list[tuple[str, bool, str | None]]:
-        """`append_many`, with each new record's `at` (None for one already held)."""
+    def append_timed(self, recs: Iterable[dict], span: list | None = None
+                     ) -> list[tuple[str, bool, str | None]]:
+        """`append_many`, with each new record's `at` (None for one already held). When
+        lines were written, `span` (if given) receives (segment, its size before, after)."""
         results = []
         with self.locked():
             make_dir(self.segments_dir)
@@ -387,8 +389,11 @@ class Log:
                                                "sha": sha}) + "\n")
                 data = "".join(lines).encode("utf-8")
                 append_durably(path, data)
-                if self._read_upto.get(path.name, 0) + len(data) == path.stat().st_size:
-                    self._read_upto[path.name] = path.stat().st_size
+                size = path.stat().st_size
+                if self._read_upto.get(path.name, 0) + len(data) == size:
+                    self._read_upto[path.name] = size
+                if span is not None:
+                    span[:] = [path.name, size - len(data), size]
         return results
 
     def _next_at(self) -> str:

@@ -149,9 +149,14 @@ class Vault:
             os.fsync(fh.fileno())
         os.replace(tmp, self._watermark_path())
 
-    def catch_up(self) -> int:
-        """Apply what the log holds past the watermark (after a crash, or another writer)."""
-        if self.log.sizes() == self._watermark():
+    def catch_up(self, reading: bool = False) -> int:
+        """Apply what the log holds past the watermark (after a crash, or another writer).
+        `reading` (a lookup's look at what others wrote): when all the log holds past it
+        is this process's own acknowledged occurrences, they are left to the background
+        apply (`deferred`; seen counts take them from its pending records) instead of
+        applied here, on the answer path, after waiting for the lock that apply holds."""
+        sizes, mark = self.log.sizes(), self._watermark()
+        if sizes == mark or (reading and self.deferred.only_own(sizes, mark)):
             self.store.refresh()
             return 0
         with self.log.locked():

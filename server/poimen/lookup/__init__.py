@@ -34,7 +34,7 @@ def lookup(engine, request: dict, log_line: bool = True) -> dict:
     req = parse_request(request, engine.project,
                         int(getattr(engine.settings, "budget", 1200)))
     started = time.perf_counter()
-    engine.vault.catch_up()   # see what other processes (`mem remember`, …) wrote
+    engine.vault.catch_up(reading=True)   # what other processes wrote (`mem remember`)
     run, tool = prepare(engine, req)
     try:
         # the embedding first: the longest leg, overlapped with tier 1's reads and writes

@@ -179,13 +179,13 @@ class TeamVault(Vault):
         finally:
             self._applying.clear()
 
-    def catch_up(self) -> int:
+    def catch_up(self, reading: bool = False) -> int:
         """As for a folder; while the background thread applies a pull, a read answers
         from the tables as they are instead of waiting for it (writes still wait)."""
         if self._applying.is_set() and threading.current_thread() is not self._thread:
             self.store.refresh()
             return 0
-        return super().catch_up()
+        return super().catch_up(reading)
 
     def _push_quietly(self) -> None:
         if not read_json(self._file("sync.json")).get("ok", True):
