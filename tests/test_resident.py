@@ -44,6 +44,7 @@ def _ties_by_sha(hits: list) -> list:
 
 
 def _same(store, copy) -> None:
+    copy.prime()   # the full-text copy is loaded only there
     shas = [row.sha for row in store.all_memories()] + ["0" * 64]
     sigs = sorted({row["sig_sha"] for row in store.signatures_of(shas)}) + ["1" * 64]
     assert copy.memories(shas) == store.memories(shas)
@@ -86,6 +87,7 @@ def test_resident_copies_answer_as_the_store_does(tmp_path):
 def test_resident_copies_follow_writes_from_another_engine(tmp_path):
     engine = _vault(tmp_path)
     copy = resident.of(engine.vault.store)
+    copy.prime()
     held = copy._memories()   # what the copy holds, not what a fallback query finds
     other = Engine(tmp_path / "vault", project="p")
     new = other.remember("L1", "A new lesson about Docker layer caching on CI runners",

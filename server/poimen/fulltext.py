@@ -32,6 +32,7 @@ from .store import FULLTEXT, LEVELS
 TOKEN = re.compile(r"[^\W_]+")
 MAX_TOKEN_BYTES = 40
 ASKED_MAX = 200_000   # query tokens whose ids are remembered
+COUNT_BATCH = 1024    # texts tokenised at once
 K1, B = np.float32(1.2), np.float32(0.75)
 STOP_WORDS = frozenset("""
 i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
@@ -92,17 +93,26 @@ class Words:
 
     def counted(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The texts' words, counted: (rows' spans in the next two, term ids ascending
-        within a row, counts); new words get ids."""
+        within a row, counts); new words get ids. Read COUNT_BATCH texts at a time (a
+        token list per text is a Python int per word)."""
         known: dict[str, int] = {}
-        ids = [self.terms(text, add=True, known=known) for text in texts]
-        lengths = np.fromiter(map(len, ids), np.int64, len(ids))
-        flat = np.fromiter((i for row in ids for i in row), np.int64, int(lengths.sum()))
-        width = len(self.ids) + 1
-        keys, counts = np.unique(np.repeat(np.arange(len(ids)), lengths) * width + flat,
-                                 return_counts=True)
-        rows, terms = np.divmod(keys, width)
-        return (np.searchsorted(rows, np.arange(len(ids) + 1)), terms.astype(np.int32),
-                counts.astype(np.int32))
+        lengths, terms, counts = [], [], []
+        for at in range(0, len(texts), COUNT_BATCH):
+            ids = [self.terms(text, add=True, known=known)
+                   for text in texts[at:at + COUNT_BATCH]]
+            length = np.fromiter(map(len, ids), np.int64, len(ids))
+            flat = np.fromiter((i for row in ids for i in row), np.int64, int(length.sum()))
+            width = len(self.ids) + 1
+            keys, count = np.unique(np.repeat(np.arange(len(ids)), length) * width + flat,
+                                    return_counts=True)
+            rows, term = np.divmod(keys, width)
+            lengths.append(np.bincount(rows, minlength=len(ids)))
+            terms.append(term.astype(np.int32))
+            counts.append(count.astype(np.int32))
+        if not lengths:
+            return np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        spans = np.concatenate([[0], np.cumsum(np.concatenate(lengths))])
+        return spans, np.concatenate(terms), np.concatenate(counts)
 
 
 def _folded(word: str) -> str:
