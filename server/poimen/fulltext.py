@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .store import FULLTEXT, LEVELS
+from .store import FULLTEXT, LEVELS, level_codes
 
 TOKEN = re.compile(r"[^\W_]+")
 MAX_TOKEN_BYTES = 40
@@ -128,8 +128,8 @@ def _folded(word: str) -> str:
 
 @dataclass
 class Rows:
-    """The table's rows as the index holds them, in table order: sha, level, live (not
-    superseded), the byte length of the text read (a row's text only grows, when
+    """The table's rows as the index holds them, in table order: sha, level (its code,
+    `store.level_codes`), live (not superseded), the byte length of the text read (a row's text only grows, when
     evidence is added to a lesson) and its words (`span`: each row's slice of `terms`
     and `counts`)."""
 
@@ -162,16 +162,14 @@ class Rows:
         start = np.concatenate([[0], np.cumsum(lengths)])
         out_terms = np.empty(start[-1], np.int32)
         out_counts = np.empty(start[-1], np.int32)
-        for rows, source, src_span, src_terms, src_counts in (
-                (new, np.arange(len(new)), span, terms, counts),
-                (np.flatnonzero(same), old[same], None if held is None else held.span,
-                 None if held is None else held.terms, None if held is None else held.counts)):
-            if not len(rows):
-                continue
-            take = _spans(src_span[source], src_span[source + 1])
-            put = _spans(start[rows], start[rows + 1])
-            out_terms[put], out_counts[put] = src_terms[take], src_counts[take]
-        return cls(sha, np.asarray(table["level"].to_pylist(), object),
+        put = _spans(start[new], start[new + 1])   # the words read, in row order
+        out_terms[put], out_counts[put] = terms, counts
+        if held is not None:
+            kept, source = np.flatnonzero(same), old[same]
+            take = _spans(held.span[source], held.span[source + 1])
+            put = _spans(start[kept], start[kept + 1])
+            out_terms[put], out_counts[put] = held.terms[take], held.counts[take]
+        return cls(sha, level_codes(table["level"].to_pylist()),
                    np.asarray([not s for s in table["superseded_by"].to_pylist()], bool),
                    size, start, out_terms, out_counts)
 
@@ -188,8 +186,6 @@ class FullText:
 
     def __init__(self, words: Words, rows: Rows):
         self.words, self.rows = words, rows
-        self.level = np.asarray([LEVELS.index(v) if v in LEVELS else -1
-                                 for v in rows.level.tolist()], np.int8)
         docs = np.repeat(np.arange(len(rows.sha), dtype=np.int32), np.diff(rows.span))
         lengths = np.bincount(docs, rows.counts, minlength=len(rows.sha)).astype(np.int64)
         held = int((lengths > 0).sum())   # rows with no word are not counted
@@ -217,7 +213,7 @@ class FullText:
                 scores[self.docs[lo:hi]] += self.weight[lo:hi]
         mask = scores > 0
         if levels:
-            mask &= np.isin(self.level, [LEVELS.index(v) for v in levels if v in LEVELS])
+            mask &= np.isin(self.rows.level, [LEVELS.index(v) for v in levels if v in LEVELS])
         if not include_superseded:
             mask &= self.rows.live
         found = np.flatnonzero(mask)

@@ -33,7 +33,7 @@ from .keyed import KeyedRows
 from .signatures.clauses import clause_keys
 from .store import (ANN_MIN_VECTORS, FULLTEXT, LEVELS, MEMORY_COLUMNS, MemoryRow,
                     SignatureLink, Store, TextHit, VectorHit, _in, _links_by, _links_by_keys,
-                    follow_supersession)
+                    follow_supersession, level_codes)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
@@ -94,8 +94,7 @@ def _vector_copy(held: dict | None, table: pa.Table | None) -> dict:
             "matrix": matrix, "norms": np.linalg.norm(matrix, axis=1), "kind": kind[order],
             "memory_sha": np.asarray(table["memory_sha"].to_pylist(), dtype=object)[order],
             "live": np.asarray(table["live"].to_pylist(), bool)[order],
-            "level": np.asarray([LEVELS.index(v) if v in LEVELS else -1 for v in level],
-                                np.int8),
+            "level": level_codes(level),
             "ids": table["id"].combine_chunks().take(pa.array(order))})
     kinds = sorted({k for part in parts for k in part["kind"].tolist()})
     pieces = {name: [] for name in ("matrix", "norms", "kind", "memory_sha", "live",

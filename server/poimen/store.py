@@ -24,6 +24,7 @@ from .lazy_lancedb import load as load_lancedb
 from .signatures.clauses import CLAUSE_WORDS, SENTENCE_END, SEPARATOR, clause_keys
 
 LEVELS = ("L0", "L1", "L2", "R")
+LESSON_LEVELS = ("L1", "L2")
 # index listings leave out the IVF centroids (and LanceDB stops warning on every listing)
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
@@ -155,6 +156,11 @@ def _ann_index(tbl):
     """The vector column's index entry, or None."""
     return next((i for i in tbl.list_indices()
                  if getattr(i, "columns", None) == ["vector"]), None)
+
+
+def level_codes(levels: Iterable[str]) -> np.ndarray:
+    """Rows' levels as int8 codes (the place in LEVELS, -1 for any other), for masks."""
+    return np.asarray([LEVELS.index(v) if v in LEVELS else -1 for v in levels], np.int8)
 
 
 def follow_supersession(memories, sha: str) -> str | None:

@@ -24,11 +24,10 @@ from .config import missing_vault
 from .deferred import Deferred
 from .embed import DIM
 from .log import FILE_MODE, Entry, Log, make_dir, private_umask
-from .store import FULLTEXT, TABLES, Store, _in, _quote
+from .store import FULLTEXT, LESSON_LEVELS, TABLES, Store, _in, _quote
 from .views import evidence_texts, evidence_view
 
 VECTOR_LEVELS = ("L1", "L2", "R")
-LESSONS = ("L1", "L2")
 VECTOR_KINDS = ("text", "symptom", "evidence")
 NODE_TEXT_LIMIT = 64 * 1024  # evidence beyond this stays in the log, not the node
 OPTIMIZE_EVERY = 200         # applied writes between LanceDB housekeeping runs of a table...
@@ -121,7 +120,7 @@ class Vault:
             return None if row is None else (row["level"], row["text"], row["parents"] or ())
 
         lessons = [dict(row, findable=findable(row["text"], evidence_texts(
-            row["parents"] or (), node))) for row in rows.values() if row["level"] in LESSONS]
+            row["parents"] or (), node))) for row in rows.values() if row["level"] in LESSON_LEVELS]
         self.store.put("memories", lessons, upsert=True)
         self.settle()
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..store import LESSON_LEVELS
 from .run import Run
 from .similarity import trigram_similarity, trigrams
 
 SEARCH_LIMIT = 30
 SCORE_DIGITS = 4
-LESSON_LEVELS = ("L1", "L2")
 LESSON_VIEWS = ("text", "symptom", "evidence")
 REFERENCE_VIEWS = ("text",)
 

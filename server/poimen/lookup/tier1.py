@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..signatures.clauses import clause_keys
+from ..store import LESSON_LEVELS
 from .run import Run
 
-LESSON_LEVELS = ("L1", "L2")
 SAME_MESSAGE = "same message"   # a clause match: known, but tier 1 only where content agrees
 
 
