@@ -6,8 +6,8 @@ a dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text s
 disk), signature links and seen counts, stored vectors and the vector search (exact
 cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the
 sixth decimal), and the full-text search (`poimen.fulltext`: LanceDB's BM25 over
-numpy postings) from copies of the `memories`, `signatures` and `vectors` tables (the
-gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
+numpy postings) from copies of the `memories`, `signatures`, `occurrences` and
+`vectors` tables (the gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
 table's version changes (the vectors and full-text copies grow by the new rows
 instead) and held only
 while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB vector
