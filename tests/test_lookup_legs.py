@@ -10,6 +10,7 @@ import threading
 import pytest
 
 import dev_rows
+from poimen import deferred
 from poimen.engine import Engine
 from poimen.lookup import candidates, parse_request, prepare, query
 from poimen.lookup.tier1 import LESSON_LEVELS
@@ -146,3 +147,24 @@ def test_a_lookup_leaves_its_own_pending_occurrences_to_the_background_apply(
     monkeypatch.undo()
     vault.deferred.start()
     _drained(engine)
+
+
+def test_back_to_back_lookups_have_their_occurrences_applied_in_one_write(
+        engine, monkeypatch):
+    """The background apply gathers what arrives within APPLY_AFTER_S into one commit;
+    `wait()` applies at once instead of waiting it out."""
+    _drained(engine)
+    monkeypatch.setattr(deferred, "APPLY_AFTER_S", 600.0)
+    store, writes = engine.vault.store, []
+    put = store.put
+    monkeypatch.setattr(store, "put", lambda name, rows, upsert=False: (
+        writes.append((name, len(rows))) if name == "occurrences" else None,
+        put(name, rows, upsert))[1])
+    bodies = [engine.context({"signature_source": case["recurrence"],
+                              "request_id": f"legs-batch-{n}"}) for n, case in enumerate(CASES)]
+    assert sum(any(i["tier"] == 1 for i in body["lessons"]) for body in bodies) >= 2
+    pending = len(engine.vault.deferred.pending())
+    assert pending >= 2 and writes == []   # gathered, nothing written yet
+    assert engine.vault.deferred.wait(60.0), "wait() waited out APPLY_AFTER_S"
+    assert writes == [("occurrences", pending)] and not engine.vault.deferred.pending()
+

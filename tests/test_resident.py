@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from poimen import resident
 from poimen import store as store_module
@@ -102,6 +103,25 @@ def test_resident_copies_follow_writes_from_another_engine(tmp_path):
     assert [copy.search_fulltext(q, 10) for q in queries] == before
 
 
+def test_seen_counts_come_from_the_occurrences_copy_and_count_a_pending_record_once(
+        tmp_path, monkeypatch):
+    engine = _vault(tmp_path)
+    store = engine.vault.store
+    copy = resident.of(store)
+    copy.prime()
+    sig = engine.signatures(FAILURES[0])[0].sig_sha
+    applied = [r for r in store.dump("occurrences") if r["sig_sha"] == sig]
+    assert applied
+    alone = store.seen_many([sig, "1" * 64])
+    pending = {applied[0]["sha"]: (sig, applied[0]["at"]),          # applied already
+               "f" * 64: (sig, "2999-01-01T00:00:00Z")}              # not yet
+    with_pending = store.seen_many([sig], pending=pending)
+    assert with_pending[sig] == (alone[sig][0] + 1, "2999-01-01")
+    monkeypatch.setattr(store, "occurrence_times", lambda *a: pytest.fail("asked LanceDB"))
+    assert copy.seen_many([sig, "1" * 64]) == alone
+    assert copy.seen_many([sig], pending=pending) == with_pending
+
+
 def test_a_copy_asks_lancedb_its_version_only_after_rows_may_have_moved(tmp_path,
                                                                        monkeypatch):
     engine = _vault(tmp_path)
@@ -141,10 +161,13 @@ def test_a_refresh_moves_only_the_tables_another_process_wrote(tmp_path, monkeyp
     copy.prime()
     assert asked == []
     other = Engine(tmp_path / "vault", project="p")
-    other.record_occurrence(other.signatures(FAILURES[1])[0].sig_sha)
+    sig = other.signatures(FAILURES[1])[0].sig_sha
+    seen = copy.seen_many([sig])[sig][0]
+    other.record_occurrence(sig)
     engine.vault.catch_up()
     copy.prime()
-    assert asked == []   # occurrences only: no copy of them
+    assert asked == ["occurrences"]   # an occurrence only: the other copies stay
+    assert copy.seen_many([sig])[sig][0] == seen + 1
     new = other.remember("L1", "Mount the docker socket read-only in CI", without_evidence=True)
     engine.vault.catch_up()
     copy.prime()

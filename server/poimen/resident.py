@@ -6,8 +6,8 @@ a dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text s
 disk), signature links and seen counts, stored vectors and the vector search (exact
 cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the
 sixth decimal), and the full-text search (`poimen.fulltext`: LanceDB's BM25 over
-numpy postings) from copies of the `memories`, `signatures` and `vectors` tables (the
-gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
+numpy postings) from copies of the `memories`, `signatures`, `occurrences` and
+`vectors` tables (the gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
 table's version changes (the vectors and full-text copies grow by the new rows
 instead) and held only
 while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB vector
@@ -33,7 +33,7 @@ from .keyed import KeyedRows
 from .signatures.clauses import clause_keys
 from .store import (ANN_MIN_VECTORS, FULLTEXT, LEVELS, MEMORY_COLUMNS, MemoryRow,
                     SignatureLink, Store, TextHit, VectorHit, _in, _links_by, _links_by_keys,
-                    follow_supersession, level_codes)
+                    add_occurrences, follow_supersession, level_codes)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
@@ -141,8 +141,8 @@ class Resident:
         self.store, self.db = store, store.db
         self._copies: dict[str, tuple[int, object, int]] = {}   # version, copy, generation
         self._children_of: tuple[dict, dict] | None = None   # (memories copy, its index)
-        self._loading = {name: threading.Lock() for name in ("memories", "signatures",
-                                                               "vectors", "fulltext")}
+        self._loading = {name: threading.Lock() for name in (
+            "memories", "signatures", "vectors", "fulltext", "occurrences")}
         self.answered = threading.Event()   # a lookup other than the warm-up answered
 
     def __getattr__(self, name: str):
@@ -154,6 +154,7 @@ class Resident:
         self._memories()
         self._signatures()
         self._vectors()
+        self._occurrences()
         if full_text:
             self._fulltext(load=True)
 
@@ -229,6 +230,18 @@ class Resident:
                      .to_arrow() if new_ids else None)
             return _vector_copy(dict(held, live=live.to_numpy(zero_copy_only=False)), added)
         return self._copy("vectors", load, grow)
+
+    def _occurrences(self) -> KeyedRows | None:
+        """Occurrence records by signature. Reloaded whole when the table moves: a
+        lookup's own records are applied in batches (`deferred`), and the table is small
+        beside the others (1.2k rows at the 10k bench vault, read in ~3 ms)."""
+        def load(tbl):
+            rows = tbl.count_rows()
+            if rows > MAX_ROWS:
+                return None
+            return KeyedRows(tbl.search().select(["sha", "sig_sha", "at"])
+                             .limit(rows + 1).to_arrow(), BY_SIG)
+        return self._copy("occurrences", load)
 
     def _fulltext(self, load: bool = False) -> FullText | None:
         """The memories' full-text index; a new table version re-reads the words of new
@@ -345,7 +358,7 @@ class Resident:
 
     def seen_many(self, sig_shas: Sequence[str], without: str | None = None,
                   pending: dict | None = None) -> dict[str, tuple[int, str | None]]:
-        """`Store.seen_many`: evidence from the copy, occurrences in one query."""
+        """`Store.seen_many`, from the signatures and occurrences copies."""
         held = self._signatures()
         if held is None:
             return self.store.seen_many(sig_shas, without, pending)
@@ -354,5 +367,11 @@ class Resident:
             if r["level"] == "L0" and r["memory_sha"] != without:
                 times[r["sig_sha"]].append(r["at"])
         if times:
-            self.store.occurrence_times(times, pending)
+            self.occurrence_times(times, pending)
         return {sha: (len(ts), max(ts)[:10] if ts else None) for sha, ts in times.items()}
+
+    def occurrence_times(self, times: dict[str, list[str]], pending: dict | None) -> None:
+        held = self._occurrences()
+        if held is None:
+            return self.store.occurrence_times(times, pending)
+        add_occurrences(times, held.rows(BY_SIG, ((sha,) for sha in times)), pending)

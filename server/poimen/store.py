@@ -163,6 +163,20 @@ def level_codes(levels: Iterable[str]) -> np.ndarray:
     return np.asarray([LEVELS.index(v) if v in LEVELS else -1 for v in levels], np.int8)
 
 
+def add_occurrences(times: dict[str, list[str]], rows: Iterable[dict],
+                    pending: dict | None) -> None:
+    """Add to `times` (sig_sha -> ats) the occurrence `rows` of its signatures and the
+    `pending` ones (sha -> (sig_sha, at)) that `rows` do not hold: a record counts once,
+    whether it was applied to the table yet or not."""
+    held = set()
+    for r in rows:
+        times[r["sig_sha"]].append(r["at"])
+        held.add(r["sha"])
+    for sha, (sig_sha, at) in sorted((pending or {}).items()):
+        if sig_sha in times and sha not in held:
+            times[sig_sha].append(at)
+
+
 def follow_supersession(memories, sha: str) -> str | None:
     """Follow supersession to the live memory (None if `sha` is unknown)."""
     seen = set()
@@ -529,14 +543,9 @@ class Store:
         """Add each signature's occurrences to `times` (sig_sha -> ats): the table's,
         and those of `pending` (sha -> (sig_sha, at): logged, maybe not applied yet;
         taken before this reads the table) that the table does not hold yet."""
-        rows = (self.table("occurrences").search().where(_in("sig_sha", sorted(times)))
-                .select(["sha", "sig_sha", "at"]).limit(10_000_000).to_list())
-        for r in rows:
-            times[r["sig_sha"]].append(r["at"])
-        held = {r["sha"] for r in rows}
-        for sha, (sig_sha, at) in sorted((pending or {}).items()):
-            if sig_sha in times and sha not in held:
-                times[sig_sha].append(at)
+        add_occurrences(times, self.table("occurrences").search()
+                        .where(_in("sig_sha", sorted(times)))
+                        .select(["sha", "sig_sha", "at"]).limit(10_000_000).to_list(), pending)
 
     def vectors_of(self, memory_shas: Sequence[str], kind: str) -> dict[str, np.ndarray]:
         """Stored vectors of one kind for the given memories (one query)."""
