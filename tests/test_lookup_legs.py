@@ -134,6 +134,10 @@ def test_a_lookup_leaves_its_own_pending_occurrences_to_the_background_apply(
     assert vault.log.sizes() != mark and vault.deferred.pending()
     again = engine.context(dict(ask, request_id="legs-own-1"))
     assert vault._watermark() == mark, "the lookup applied its own pending occurrences"
+    cited = [p for item in first["lessons"] for p in item.get("parents") or []]
+    assert cited and set(engine.provenance(cited)) == set(cited)   # the card's reads
+    assert engine.memory(first["lessons"][0]["sha"]) is not None
+    assert vault._watermark() == mark, "a card's reads applied the pending occurrences"
     assert [i["seen_count"] for i in again["lessons"] if i["tier"] == 1] == \
         [i["seen_count"] + 1 for i in first["lessons"] if i["tier"] == 1]
     other = Engine(vault.path, project="p")   # another process's record, not applied

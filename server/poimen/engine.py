@@ -144,9 +144,12 @@ class Engine:
     def store(self):
         return self.vault.store
 
-    def _fresh_store(self):
-        """The store after applying what other processes wrote (engines live for hours)."""
-        self.vault.catch_up()
+    def _fresh_store(self, reading: bool = True):
+        """The store after applying what other processes wrote (engines live for hours).
+        `reading`: this process's own occurrences still waiting for the background apply
+        are left to it (`Vault.catch_up`); only a count of the occurrences table needs
+        them applied first."""
+        self.vault.catch_up(reading=reading)
         return self.vault.store
 
     # -- write path ---------------------------------------------------------------
@@ -370,7 +373,7 @@ class Engine:
         return [str(v) for v in verify_evidence(self.artifacts, evidence)]
 
     def stats(self) -> dict:
-        store = self._fresh_store()
+        store = self._fresh_store(reading=False)
         levels = {lv: store.count("memories", f"level = '{lv}'") for lv in ("L0", "L1", "L2", "R")}
         team = getattr(self.vault, "team_stats", None)
         return {"vault": getattr(self.vault, "uri", str(self.vault.path)), "memories": levels,
