@@ -44,8 +44,9 @@ def _ties_by_sha(hits: list) -> list:
     return sorted(hits, key=lambda h: (-round(h.score, 4), h.memory_sha))
 
 
-def _same(store, copy) -> None:
-    copy.prime()   # the full-text copy is loaded only there
+def _same(store, copy, prime: bool = True) -> None:
+    if prime:
+        copy.prime()   # the full-text copy is loaded only there (and waited for)
     shas = [row.sha for row in store.all_memories()] + ["0" * 64]
     sigs = sorted({row["sig_sha"] for row in store.signatures_of(shas)}) + ["1" * 64]
     assert copy.memories(shas) == store.memories(shas)
@@ -190,6 +191,50 @@ def _by_id(held: dict) -> dict:
     return out
 
 
+def _links_alike(grown, fresh, store) -> None:
+    rows = store.dump("signatures")
+    assert grown.table.num_rows == fresh.table.num_rows == len(rows)
+    for key in (resident.BY_SIG, resident.BY_MEMORY, resident.BY_ERROR):
+        values = sorted({tuple(r[c] for c in key) for r in rows}) + [("0" * 64,) * len(key)]
+        assert grown.rows(key, values) == fresh.rows(key, values)
+    clauses = sorted({(k,) for r in rows for k in clause_keys(r["message"])})
+    assert clauses and grown.rows(resident.BY_CLAUSE, clauses) == \
+        fresh.rows(resident.BY_CLAUSE, clauses)
+
+
+def test_memory_and_link_copies_grow_by_the_rows_written_as_a_fresh_load_would(
+        tmp_path, monkeypatch):
+    """After writes (evidence, lessons, a supersession, which rewrites the old row) the
+    memories and signature-link copies read only the rows of newer fragments
+    (`resident._since`) and hold what copies loaded afresh hold; after a compaction too."""
+    engine = _vault(tmp_path)
+    store = engine.vault.store
+    copy = resident.of(store)
+    copy.prime()
+    reads = []
+    since = resident._since
+    monkeypatch.setattr(resident, "_since", lambda tbl, fragment, *rest: (
+        reads.append((tbl.name, fragment)), since(tbl, fragment, *rest))[1])
+    old = engine.search(LESSONS[0], kind="text", limit=1)[0]["sha"]
+    engine.remember("L1", LESSONS[0] + " (peer ranges widened in 18.3)", supersedes=old,
+                    without_evidence=True)
+    evidence = engine.ingest("fatal: unable to access 'https://git.example/x.git/': "
+                             "SSL certificate problem: self signed certificate").evidence_sha
+    engine.remember("L1", "The proxy re-signs TLS: point git at the corporate CA bundle",
+                    parents=[evidence])
+    memories, links = copy._memories(), copy._signatures()
+    assert {name for name, _ in reads} == {"memories", "signatures"}
+    assert all(fragment >= 0 for _, fragment in reads), "a copy was loaded anew, not grown"
+    fresh = resident.Resident(store)
+    assert memories == fresh._memories() and memories[old].superseded_by
+    _links_alike(links, fresh._signatures(), store)
+    engine.vault.settle()   # compacts: every row lands in a new fragment
+    fresh = resident.Resident(store)
+    assert copy._memories() == fresh._memories()
+    _links_alike(copy._signatures(), fresh._signatures(), store)
+    _same(store, copy)
+
+
 def test_vector_copy_grows_with_writes_as_a_fresh_load_would(tmp_path, monkeypatch):
     """After writes the copy reads only the new rows and every row's live flag; what it
     then holds equals a copy loaded from scratch (appends and a supersession)."""
@@ -266,7 +311,7 @@ def test_while_a_copy_loads_the_store_answers(tmp_path):
     try:
         assert copy._memories() is None and copy._vectors() is None
         assert copy._fulltext() is None
-        _same(store, copy)
+        _same(store, copy, prime=False)   # prime would wait for the loaders
         during = engine.context(dict(request))
     finally:
         for lock in held:

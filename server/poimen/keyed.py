@@ -19,12 +19,35 @@ class KeyedRows:
     for its value in that column; each key once per row)."""
 
     def __init__(self, table: pa.Table, *keys: tuple[str, ...],
-                 derived: dict[str, tuple[str, Callable[[str], Iterable[str]]]] | None = None):
+                 derived: dict[str, tuple[str, Callable[[str], Iterable[str]]]] | None = None,
+                 fragment: int = -1):
         self.table = table.combine_chunks()
-        self._index = {key: _index(self.table, key) for key in keys}
+        self.fragment = fragment   # the newest table fragment read (`resident._since`)
         self._derived = dict(derived or {})
+        self._index = self._indexes(self.table, keys)
+
+    def _indexes(self, table: pa.Table, keys) -> dict:
+        index = {key: _index(table, key) for key in keys}
         for name, (column, keys_of) in self._derived.items():
-            self._index[name] = _derived_index(self.table[column].to_pylist(), keys_of)
+            index[name] = _derived_index(table[column].to_pylist(), keys_of)
+        return index
+
+    def extend(self, table: pa.Table, fragment: int) -> "KeyedRows":
+        """These rows and `table`'s after them, as one new KeyedRows (this one stays as
+        it is for its readers); only the added rows are hashed."""
+        grown = object.__new__(KeyedRows)
+        grown.table = pa.concat_tables([self.table, table.cast(self.table.schema)]
+                                       ).combine_chunks()
+        grown.fragment, grown._derived = fragment, self._derived
+        offset, added = self.table.num_rows, self._indexes(
+            table, [key for key in self._index if key not in self._derived])
+        grown._index = {}
+        for key, (hashes, rows) in self._index.items():
+            more, more_rows = added[key]
+            merged = np.concatenate([hashes, more])
+            order = np.argsort(merged, kind="stable")   # a value's rows stay in table order
+            grown._index[key] = (merged[order], np.concatenate([rows, more_rows + offset])[order])
+        return grown
 
     def _matches(self, key, row: dict, value: tuple) -> bool:
         if key in self._derived:

@@ -19,6 +19,7 @@ It reads, never writes.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from typing import Sequence
 
@@ -31,9 +32,9 @@ from .embed import DIM
 from .fulltext import FullText, Rows, Words
 from .keyed import KeyedRows
 from .signatures.clauses import clause_keys
-from .store import (ANN_MIN_VECTORS, FULLTEXT, LEVELS, MEMORY_COLUMNS, MemoryRow,
-                    SignatureLink, Store, TextHit, VectorHit, _in, _links_by, _links_by_keys,
-                    add_occurrences, follow_supersession, level_codes)
+from .store import (ANN_MIN_VECTORS, FULLTEXT, LEVELS, MEMORY_COLUMNS, SIGNATURES,
+                    MemoryRow, SignatureLink, Store, TextHit, VectorHit, _in, _links_by,
+                    _links_by_keys, add_occurrences, follow_supersession, level_codes)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
@@ -128,6 +129,47 @@ def _vector_copy(held: dict | None, table: pa.Table | None) -> dict:
     return copy
 
 
+_filling: set[threading.Thread] = set()   # copies brought up to date behind the store
+
+
+@atexit.register
+def _join_filling() -> None:
+    """A process that leaves while a thread reads LanceDB can hang or crash in its
+    finalisation: the reads end first."""
+    for thread in list(_filling):
+        thread.join()
+
+
+def _since(tbl, fragment: int, where: str | None, columns: list[str]) -> tuple[pa.Table, int]:
+    """The rows of `tbl` (those `where` selects) in fragments newer than `fragment`, and
+    the newest fragment read (`fragment` -1: every row). Lance numbers a row
+    `fragment << 32 | offset`, a new fragment above every earlier one, and writes an
+    updated row anew in a new fragment: these are the rows added or rewritten since a
+    copy read up to `fragment`, in table order."""
+    where = " AND ".join(f"({w})" for w in (f"_rowid >= {(fragment + 1) << 32}", where) if w)
+    rows = (tbl.search().where(where).with_row_id(True).select(columns)
+            .limit(tbl.count_rows() + 1).to_arrow())
+    ids = rows["_rowid"].to_numpy()
+    newest = int(ids.max() >> np.uint64(32)) if len(ids) else -1
+    return rows.drop_columns(["_rowid"]), max(fragment, newest)
+
+
+class MemoryRows(dict):
+    """The memories copy: sha -> MemoryRow, and the newest fragment read (`_since`)."""
+
+    fragment = -1
+
+    @classmethod
+    def read(cls, table: pa.Table, fragment: int, held: dict | None = None) -> "MemoryRows":
+        rows = cls(held or {})
+        rows.update((r["sha"], MemoryRow.from_arrow(r)) for r in table.to_pylist())
+        rows.fragment = fragment
+        return rows
+
+    def merged(self, table: pa.Table, fragment: int) -> "MemoryRows":
+        return MemoryRows.read(table, fragment, self)
+
+
 def _give_back() -> None:
     """Return the heap freed after reading a table to the system: Arrow's pool, and the C
     allocator's, which LanceDB reads through (glibc kept ~50 MB of a 46 MB read of the
@@ -151,21 +193,24 @@ class Resident:
     def prime(self, full_text: bool = True) -> None:
         """Load every copy now (servers do it beside their first answers; the full-text
         copy, whose load holds the interpreter longest, after the first, see `answered`)."""
-        self._memories()
-        self._signatures()
-        self._vectors()
-        self._occurrences()
+        self._memories(wait=True)
+        self._signatures(wait=True)
+        self._vectors(wait=True)
+        self._occurrences(wait=True)
         if full_text:
             self._fulltext(load=True)
 
-    def _copy(self, name: str, load, grow=None, table: str | None = None):
+    def _copy(self, name: str, load, grow=None, table: str | None = None,
+              behind: bool = False, wait: bool = False):
         """The copy for the table's current version: `load(tbl)`, or `grow(tbl, held)`
         from the copy of an older version when given. None while another thread is
-        loading it: the store answers meanwhile, so no lookup waits for a load. The
-        version is asked of LanceDB only when the store's generation of the table moved
-        since the copy was last found current (each ask is a round trip through
-        LanceDB's event loop, queued behind a lookup's other queries). `table`: the
-        table copied, when it is not `name`."""
+        loading it: the store answers meanwhile, so no lookup waits for a load (`wait`:
+        this caller does). `behind`: a copy that is held but stale is brought up to date
+        on a thread of its own, the store answering until it is. The version is asked of
+        LanceDB only when the store's generation of the table moved since the copy was
+        last found current (each ask is a round trip through LanceDB's event loop,
+        queued behind a lookup's other queries). `table`: the table copied, when it is
+        not `name`."""
         generation = self.store.generation.get(table or name, 0)   # before the version
         held = self._copies.get(name)
         if held is not None and held[2] == generation:
@@ -175,8 +220,18 @@ class Resident:
         if held is not None and held[0] == version:
             self._copies[name] = (version, held[1], generation)
             return held[1]
-        if not self._loading[name].acquire(blocking=False):
+        if not self._loading[name].acquire(blocking=wait):
             return None
+        if behind and held is not None and not wait:
+            filling = threading.Thread(target=self._fill, name=f"poimen-{name}", daemon=True,
+                                       args=(name, tbl, version, generation, load, grow))
+            _filling.add(filling)
+            filling.start()
+            return None
+        return self._fill(name, tbl, version, generation, load, grow)
+
+    def _fill(self, name: str, tbl, version: int, generation: int, load, grow):
+        """`_copy`'s load or grow, with its loading lock held (released here)."""
         try:
             held = self._copies.get(name)
             if held is None or held[0] != version:
@@ -187,26 +242,44 @@ class Resident:
             return held[1]
         finally:
             self._loading[name].release()
+            _filling.discard(threading.current_thread())
 
-    def _memories(self) -> dict[str, MemoryRow] | None:
+    def _memories(self, wait: bool = False) -> "MemoryRows | None":
+        where = "level != 'L0'"
+
         def load(tbl):
-            rows = tbl.count_rows("level != 'L0'")
+            rows = tbl.count_rows(where)
             if rows > MAX_ROWS:
                 return None
-            return {r["sha"]: MemoryRow.from_arrow(r) for r in
-                    tbl.search().where("level != 'L0'").select(MEMORY_COLUMNS)
-                    .limit(rows + 1).to_list()}
-        return self._copy("memories", load)
+            return MemoryRows.read(*_since(tbl, -1, where, MEMORY_COLUMNS))
 
-    def _signatures(self) -> KeyedRows | None:
+        def grow(tbl, held):
+            """Rows are added, or rewritten by an update (a lesson superseded), never
+            removed but by a rebuild: the rows of newer fragments replace or join the
+            held ones; a count that disagrees (a rebuild, a compaction) loads anew."""
+            rows = held.merged(*_since(tbl, held.fragment, where, MEMORY_COLUMNS))
+            return rows if len(rows) == tbl.count_rows(where) <= MAX_ROWS else load(tbl)
+        return self._copy("memories", load, grow, wait=wait)
+
+    def _signatures(self, wait: bool = False) -> KeyedRows | None:
         def load(tbl):
             if tbl.count_rows() > MAX_ROWS:
                 return None
-            return KeyedRows(tbl.to_arrow(), BY_SIG, BY_MEMORY, BY_ERROR,
+            rows, fragment = _since(tbl, -1, None, list(SIGNATURES.names))
+            return KeyedRows(rows, BY_SIG, BY_MEMORY, BY_ERROR, fragment=fragment,
                              derived={BY_CLAUSE: ("message", clause_keys)})
-        return self._copy("signatures", load)
 
-    def _vectors(self):
+        def grow(tbl, held):
+            """Links are only added (the first link stands): the rows of newer fragments
+            join the held ones; a count that disagrees loads anew."""
+            rows, fragment = _since(tbl, held.fragment, None, list(SIGNATURES.names))
+            if held.table.num_rows + rows.num_rows != tbl.count_rows() or \
+                    held.table.num_rows + rows.num_rows > MAX_ROWS:
+                return load(tbl)
+            return held.extend(rows, fragment)
+        return self._copy("signatures", load, grow, wait=wait)
+
+    def _vectors(self, wait: bool = False):
         def load(tbl):
             if tbl.count_rows() > MAX_ROWS:
                 return None
@@ -229,9 +302,9 @@ class Resident:
             added = (tbl.search().where(_in("id", new_ids)).limit(len(new_ids) + 1)
                      .to_arrow() if new_ids else None)
             return _vector_copy(dict(held, live=live.to_numpy(zero_copy_only=False)), added)
-        return self._copy("vectors", load, grow)
+        return self._copy("vectors", load, grow, wait=wait)
 
-    def _occurrences(self) -> KeyedRows | None:
+    def _occurrences(self, wait: bool = False) -> KeyedRows | None:
         """Occurrence records by signature. Reloaded whole when the table moves: a
         lookup's own records are applied in batches (`deferred`), and the table is small
         beside the others (1.2k rows at the 10k bench vault, read in ~3 ms)."""
@@ -241,7 +314,7 @@ class Resident:
                 return None
             return KeyedRows(tbl.search().select(["sha", "sig_sha", "at"])
                              .limit(rows + 1).to_arrow(), BY_SIG)
-        return self._copy("occurrences", load)
+        return self._copy("occurrences", load, wait=wait)
 
     def _fulltext(self, load: bool = False) -> FullText | None:
         """The memories' full-text index; a new table version re-reads the words of new
@@ -258,7 +331,7 @@ class Resident:
                 .limit(rows + 1).to_arrow()
             words = held.words if held is not None else Words()
             return FullText(words, Rows.read(words, table, held and held.rows))
-        return self._copy("fulltext", read, read, "memories")
+        return self._copy("fulltext", read, read, "memories", behind=True, wait=load)
 
     # -- the store's reads, from the copies --------------------------------------------
     def search_vectors(self, vector: np.ndarray, kind: str | None = None, limit: int = 20,
