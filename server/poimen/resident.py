@@ -1,20 +1,21 @@
 """In-memory copies of what the read path looks up, for one table version.
 
 A filtered LanceDB query costs ~5 ms of CPU even on a 2k-row table (planning and
-hand-offs to its background loop, measured on the 1k bench vault), and a lookup made
-a dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text stays on
+hand-offs to its background loop, measured on the 1k bench vault), and a lookup made a
+dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text stays on
 disk), signature links and seen counts, stored vectors and the vector search (exact
-cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the
-sixth decimal), and the full-text search (`poimen.fulltext`: LanceDB's BM25 over
-numpy postings) from copies of the `memories`, `signatures`, `occurrences` and
-`vectors` tables (the gate's near-duplicate search uses the vectors copy too). A copy is reloaded when its
-table's version changes (the vectors and full-text copies grow by the new rows
-instead) and held only
-while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB vector
-matrix, 8 MB of signature links kept as Arrow columns (`KeyedRows`), ~10 MB of memory
-rows as Python objects; loaded in ~0.4 s); past that, while another thread is loading a
-copy, and for everything else, it is the store itself (with its ANN and BTREE indexes).
-It reads, never writes.
+cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the sixth
+decimal), and the full-text search (`poimen.fulltext`: LanceDB's BM25 over numpy
+postings) from copies of the `memories`, `signatures`, `occurrences` and `vectors`
+tables (the gate's near-duplicate search uses the vectors copy too). A copy follows its
+table's version: the memories and signature-link copies read the rows of newer fragments
+(`_since`), the vectors copy its new rows and live flags, the full-text copy is rebuilt
+from the new and grown rows behind the store, the occurrences copy is reloaded; each is
+held only while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB
+vector matrix, 8 MB of signature links kept as Arrow columns (`KeyedRows`), ~10 MB of
+memory rows as Python objects; loaded in ~0.4 s); past that, while another thread is
+loading a copy, and for everything else, it is the store itself (with its ANN and BTREE
+indexes). It reads, never writes.
 """
 
 from __future__ import annotations
