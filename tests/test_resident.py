@@ -39,6 +39,14 @@ def _vault(tmp_path) -> Engine:
     return engine
 
 
+def _primed(tmp_path):
+    """(engine, its store, the store's copies, every one loaded) on the test vault."""
+    engine = _vault(tmp_path)
+    copy = resident.of(engine.vault.store)
+    copy.prime()
+    return engine, engine.vault.store, copy
+
+
 def _ties_by_sha(hits: list) -> list:
     """Full-text hits with equal scores in sha order (LanceDB orders ties as it meets them)."""
     return sorted(hits, key=lambda h: (-round(h.score, 4), h.memory_sha))
@@ -106,10 +114,7 @@ def test_resident_copies_follow_writes_from_another_engine(tmp_path):
 
 def test_seen_counts_come_from_the_occurrences_copy_and_count_a_pending_record_once(
         tmp_path, monkeypatch):
-    engine = _vault(tmp_path)
-    store = engine.vault.store
-    copy = resident.of(store)
-    copy.prime()
+    engine, store, copy = _primed(tmp_path)
     sig = engine.signatures(FAILURES[0])[0].sig_sha
     applied = [r for r in store.dump("occurrences") if r["sig_sha"] == sig]
     assert applied
@@ -125,10 +130,7 @@ def test_seen_counts_come_from_the_occurrences_copy_and_count_a_pending_record_o
 
 def test_a_copy_asks_lancedb_its_version_only_after_rows_may_have_moved(tmp_path,
                                                                        monkeypatch):
-    engine = _vault(tmp_path)
-    store = engine.vault.store
-    copy = resident.of(store)
-    copy.prime()
+    engine, store, copy = _primed(tmp_path)
     asked = []
     opened = store.table
     monkeypatch.setattr(store, "table", lambda name: asked.append(name) or opened(name))
@@ -191,6 +193,19 @@ def _by_id(held: dict) -> dict:
     return out
 
 
+def _write_more(engine) -> str:
+    """A supersession (the old lesson's row is rewritten), new evidence and a lesson on
+    it; the superseded lesson's sha."""
+    old = engine.search(LESSONS[0], kind="text", limit=1)[0]["sha"]
+    engine.remember("L1", LESSONS[0] + " (peer ranges widened in 18.3)", supersedes=old,
+                    without_evidence=True)
+    evidence = engine.ingest("fatal: unable to access 'https://git.example/x.git/': "
+                             "SSL certificate problem: self signed certificate").evidence_sha
+    engine.remember("L1", "The proxy re-signs TLS: point git at the corporate CA bundle",
+                    parents=[evidence])
+    return old
+
+
 def _links_alike(grown, fresh, store) -> None:
     rows = store.dump("signatures")
     assert grown.table.num_rows == fresh.table.num_rows == len(rows)
@@ -207,21 +222,12 @@ def test_memory_and_link_copies_grow_by_the_rows_written_as_a_fresh_load_would(
     """After writes (evidence, lessons, a supersession, which rewrites the old row) the
     memories and signature-link copies read only the rows of newer fragments
     (`resident._since`) and hold what copies loaded afresh hold; after a compaction too."""
-    engine = _vault(tmp_path)
-    store = engine.vault.store
-    copy = resident.of(store)
-    copy.prime()
+    engine, store, copy = _primed(tmp_path)
     reads = []
     since = resident._since
     monkeypatch.setattr(resident, "_since", lambda tbl, fragment, *rest: (
         reads.append((tbl.name, fragment)), since(tbl, fragment, *rest))[1])
-    old = engine.search(LESSONS[0], kind="text", limit=1)[0]["sha"]
-    engine.remember("L1", LESSONS[0] + " (peer ranges widened in 18.3)", supersedes=old,
-                    without_evidence=True)
-    evidence = engine.ingest("fatal: unable to access 'https://git.example/x.git/': "
-                             "SSL certificate problem: self signed certificate").evidence_sha
-    engine.remember("L1", "The proxy re-signs TLS: point git at the corporate CA bundle",
-                    parents=[evidence])
+    old = _write_more(engine)
     memories, links = copy._memories(), copy._signatures()
     assert {name for name, _ in reads} == {"memories", "signatures"}
     assert all(fragment >= 0 for _, fragment in reads), "a copy was loaded anew, not grown"
@@ -245,13 +251,7 @@ def test_vector_copy_grows_with_writes_as_a_fresh_load_would(tmp_path, monkeypat
     build = resident._vector_copy
     monkeypatch.setattr(resident, "_vector_copy", lambda held, table: (
         grown_from.append(held is not None), build(held, table))[1])
-    old = engine.search(LESSONS[0], kind="text", limit=1)[0]["sha"]
-    engine.remember("L1", LESSONS[0] + " (peer ranges widened in 18.3)", supersedes=old,
-                    without_evidence=True)
-    evidence = engine.ingest("fatal: unable to access 'https://git.example/x.git/': "
-                             "SSL certificate problem: self signed certificate").evidence_sha
-    engine.remember("L1", "The proxy re-signs TLS: point git at the corporate CA bundle",
-                    parents=[evidence])
+    old = _write_more(engine)
     grown = copy._vectors()
     assert grown_from and all(grown_from), "the copy was reloaded, not grown"
     assert len(grown["ids"]) > len(first["ids"])

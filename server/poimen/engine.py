@@ -7,7 +7,7 @@ projection → embed. Read path: `poimen.lookup`. No adapter imports here.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
