@@ -58,6 +58,8 @@ def _same(store, copy, prime: bool = True) -> None:
     shas = [row.sha for row in store.all_memories()] + ["0" * 64]
     sigs = sorted({row["sig_sha"] for row in store.signatures_of(shas)}) + ["1" * 64]
     assert copy.memories(shas) == store.memories(shas)
+    cards = store.cards(shas)
+    assert copy.cards(shas) == cards and {c["level"] for c in cards.values()} >= {"L0", "L1"}
     assert sorted(map(sorted, (r.items() for r in copy.signatures_of(shas)))) == \
         sorted(map(sorted, (r.items() for r in store.signatures_of(shas))))
     assert copy.signature_links_many(sigs) == store.signature_links_many(sigs)
@@ -126,6 +128,19 @@ def test_seen_counts_come_from_the_occurrences_copy_and_count_a_pending_record_o
     monkeypatch.setattr(store, "occurrence_times", lambda *a: pytest.fail("asked LanceDB"))
     assert copy.seen_many([sig, "1" * 64]) == alone
     assert copy.seen_many([sig], pending=pending) == with_pending
+
+
+def test_a_cards_provenance_comes_from_the_copies(tmp_path, monkeypatch):
+    """What a hover's card says of the records its lessons cite, without a query."""
+    engine, store, copy = _primed(tmp_path)
+    body = engine.context({"signature_source": FAILURES[1], "scope": "all-projects"})
+    cited = [p for item in body["lessons"] for p in item.get("parents") or []]
+    lessons = [item["sha"] for item in body["lessons"]]
+    assert cited and lessons
+    expected = store.cards(cited + lessons)
+    monkeypatch.setattr(store, "cards", lambda shas: pytest.fail(f"asked LanceDB for {shas}"))
+    assert engine.provenance(cited + lessons) == expected
+    assert {c["level"] for c in expected.values()} == {"L0", "L1"}
 
 
 def test_a_copy_asks_lancedb_its_version_only_after_rows_may_have_moved(tmp_path,

@@ -334,14 +334,12 @@ class Engine:
         """What a card says of each cited record (level, source, tool, project, created),
         read in one batch; a record this vault lacks is fetched (`Vault.fetch_missing`)
         or left out."""
-        store, wanted = self._fresh_store(), list(dict.fromkeys(shas))
-        rows = store.memories(wanted)
-        missing = [sha for sha in wanted if sha not in rows and self.vault.fetch_missing(sha)]
+        copies, wanted = resident.of(self._fresh_store()), list(dict.fromkeys(shas))
+        cards = copies.cards(wanted)
+        missing = [sha for sha in wanted if sha not in cards and self.vault.fetch_missing(sha)]
         if missing:
-            rows.update(store.memories(missing))
-        return {sha: {"level": row.level, "source": row.source, "tool": row.tool,
-                      "project": row.project, "created": row.created}
-                for sha, row in rows.items()}
+            cards.update(copies.cards(missing))
+        return cards
 
     def memories(self, levels: Sequence[str] = ("L1", "L2")) -> list[dict]:
         """The live (not superseded) memories of these levels, newest first."""

@@ -3,19 +3,20 @@
 A filtered LanceDB query costs ~5 ms of CPU even on a 2k-row table (planning and
 hand-offs to its background loop, measured on the 1k bench vault), and a lookup made a
 dozen of them. `Resident` answers memory rows (L1, L2, R only: evidence text stays on
-disk), signature links and seen counts, stored vectors and the vector search (exact
-cosine in float32 over a matrix; LanceDB's own float32 rounding can differ in the sixth
-decimal), and the full-text search (`poimen.fulltext`: LanceDB's BM25 over numpy
-postings) from copies of the `memories`, `signatures`, `occurrences` and `vectors`
-tables (the gate's near-duplicate search uses the vectors copy too). A copy follows its
-table's version: the memories and signature-link copies read the rows of newer fragments
-(`_since`), the vectors copy its new rows and live flags, the full-text copy is rebuilt
-from the new and grown rows behind the store, the occurrences copy is reloaded; each is
-held only while the table has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB
-vector matrix, 8 MB of signature links kept as Arrow columns (`KeyedRows`), ~10 MB of
-memory rows as Python objects; loaded in ~0.4 s); past that, while another thread is
-loading a copy, and for everything else, it is the store itself (with its ANN and BTREE
-indexes). It reads, never writes.
+disk), what a card says of cited evidence (`cards`), signature links and seen counts,
+stored vectors and the vector search (exact cosine in float32 over a matrix; LanceDB's
+own float32 rounding can differ in the sixth decimal), and the full-text search
+(`poimen.fulltext`: LanceDB's BM25 over numpy postings) from copies of the `memories`,
+`signatures`, `occurrences` and `vectors` tables (the gate's near-duplicate search uses
+the vectors copy too). A copy follows its table's version: the memories and
+signature-link copies read the rows of newer fragments (`_since`), the vectors copy its
+new rows and live flags, the full-text copy is rebuilt from the new and grown rows
+behind the store, the occurrences copy is reloaded; each is held only while the table
+has at most `MAX_ROWS` rows (at the 10k bench vault: a 41 MB vector matrix, 8 MB of
+signature links kept as Arrow columns (`KeyedRows`), ~10 MB of memory rows as Python
+objects; loaded in ~0.4 s); past that, while another thread is loading a copy, and for
+everything else, it is the store itself (with its ANN and BTREE indexes). It reads,
+never writes.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ from .embed import DIM
 from .fulltext import FullText, Rows, Words
 from .keyed import KeyedRows
 from .signatures.clauses import clause_keys
-from .store import (ANN_MIN_VECTORS, FULLTEXT, LEVELS, MEMORY_COLUMNS, SIGNATURES,
-                    MemoryRow, SignatureLink, Store, TextHit, VectorHit, _in, _links_by,
-                    _links_by_keys, add_occurrences, follow_supersession, level_codes)
+from .store import (ANN_MIN_VECTORS, CARD_COLUMNS, FULLTEXT, LEVELS, MEMORY_COLUMNS,
+                    SIGNATURES, MemoryRow, SignatureLink, Store, TextHit, VectorHit, _in,
+                    _links_by, _links_by_keys, add_occurrences, follow_supersession,
+                    level_codes)
 
 MAX_ROWS = ANN_MIN_VECTORS   # rows held per table; past it the store's indexes answer
 GROW_MAX_ROWS = 4096         # new vector rows read into a copy; more, and it is reloaded
 BY_SIG, BY_MEMORY, BY_ERROR = ("sig_sha",), ("memory_sha",), ("family", "message")
+BY_SHA = ("sha",)
 BY_CLAUSE = "clause"
 
 
@@ -185,7 +188,7 @@ class Resident:
         self._copies: dict[str, tuple[int, object, int]] = {}   # version, copy, generation
         self._children_of: tuple[dict, dict] | None = None   # (memories copy, its index)
         self._loading = {name: threading.Lock() for name in (
-            "memories", "signatures", "vectors", "fulltext", "occurrences")}
+            "memories", "evidence", "signatures", "vectors", "fulltext", "occurrences")}
         self.answered = threading.Event()   # a lookup other than the warm-up answered
 
     def __getattr__(self, name: str):
@@ -199,6 +202,7 @@ class Resident:
         self._vectors(wait=True)
         self._occurrences(wait=True)
         if full_text:
+            self._evidence(load=True)
             self._fulltext(load=True)
 
     def _copy(self, name: str, load, grow=None, table: str | None = None,
@@ -261,6 +265,29 @@ class Resident:
             rows = held.merged(*_since(tbl, held.fragment, where, MEMORY_COLUMNS))
             return rows if len(rows) == tbl.count_rows(where) <= MAX_ROWS else load(tbl)
         return self._copy("memories", load, grow, wait=wait)
+
+    def _evidence(self, load: bool = False) -> KeyedRows | None:
+        """Evidence rows without their text (`CARD_COLUMNS`): what a card says of the
+        records its lessons cite. Grown as the memories copy is; loaded first only by
+        `prime` (with the full-text copy, after a server's first answer), never on a
+        card's path."""
+        if not load and "evidence" not in self._copies:
+            return None
+        where = "level = 'L0'"
+
+        def read(tbl):
+            if tbl.count_rows(where) > MAX_ROWS:
+                return None
+            rows, fragment = _since(tbl, -1, where, CARD_COLUMNS)
+            return KeyedRows(rows, BY_SHA, fragment=fragment)
+
+        def grow(tbl, held):
+            rows, fragment = _since(tbl, held.fragment, where, CARD_COLUMNS)
+            if held.table.num_rows + rows.num_rows != tbl.count_rows(where) or \
+                    held.table.num_rows + rows.num_rows > MAX_ROWS:
+                return read(tbl)
+            return held.extend(rows, fragment)
+        return self._copy("evidence", read, grow, "memories", wait=load)
 
     def _signatures(self, wait: bool = False) -> KeyedRows | None:
         def load(tbl):
@@ -372,6 +399,20 @@ class Resident:
         found = {sha: held[sha] for sha in shas if sha in held}
         missing = [sha for sha in dict.fromkeys(shas) if sha not in held]
         return {**found, **self.store.memories(missing)} if missing else found
+
+    def cards(self, shas: Sequence[str]) -> dict[str, dict]:
+        """`Store.cards`, from the memories and evidence copies."""
+        memories, evidence = self._memories(), self._evidence()
+        shas = list(dict.fromkeys(shas))
+        found = {} if evidence is None else {
+            r["sha"]: {c: r[c] for c in CARD_COLUMNS[1:]}
+            for r in evidence.rows(BY_SHA, ((sha,) for sha in shas))}
+        for sha in shas if memories is not None else ():
+            row = memories.get(sha)
+            if row is not None:
+                found[sha] = {c: getattr(row, c) for c in CARD_COLUMNS[1:]}
+        missing = [sha for sha in shas if sha not in found]
+        return {**found, **self.store.cards(missing)} if missing else found
 
     def successor(self, sha: str) -> str | None:
         return follow_supersession(self.memories, sha)

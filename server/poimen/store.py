@@ -38,6 +38,7 @@ MEMORIES = pa.schema([
 # lesson's evidence texts with it, one document (`vault.findable`)
 FULLTEXT = "findable"
 MEMORY_COLUMNS = [name for name in MEMORIES.names if name != FULLTEXT]
+CARD_COLUMNS = ["sha", "level", "source", "tool", "project", "created"]  # a cited record
 VECTORS = pa.schema([
     ("id", pa.string()), ("memory_sha", pa.string()), ("kind", pa.string()),
     ("level", pa.string()), ("project", pa.string()), ("model", pa.string()),
@@ -349,6 +350,15 @@ class Store:
         rows = (self.table("memories").search().where(_in("sha", shas))
                 .select(MEMORY_COLUMNS).limit(len(shas) + 1).to_list())
         return {r["sha"]: MemoryRow.from_arrow(r) for r in rows}
+
+    def cards(self, shas: Sequence[str]) -> dict[str, dict]:
+        """What a card says of each cited record (`CARD_COLUMNS`), by sha (one query)."""
+        shas = list(dict.fromkeys(shas))
+        if not shas:
+            return {}
+        return {r["sha"]: {c: r[c] for c in CARD_COLUMNS[1:]} for r in
+                self.table("memories").search().where(_in("sha", shas))
+                .select(CARD_COLUMNS).limit(len(shas) + 1).to_list()}
 
     def all_memories(self, levels: Sequence[str] | None = None) -> list[MemoryRow]:
         query = self.table("memories").search().select(MEMORY_COLUMNS)
