@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from poimen.commands.memory import IMPORT_BATCH
+from poimen.deferred import APPLY_AFTER_S
 from secrets_corpus import PLANTED
 from stress.lspwire import Wire
 
@@ -118,7 +119,9 @@ def _occurrence_sha(failure: str, uri: str, line: int) -> str:
 
 def _lsp_trial(vault: Path | str, number: int, rng: random.Random, work: Path, fault: str,
                env: dict) -> tuple[bool, set[str]]:
-    """Forward each KNOWN failure to `mem lsp` and hover it; killed as `fault` says."""
+    """Forward each KNOWN failure to `mem lsp` and hover it, seconds apart as a person
+    hovers (the server applies the occurrences of lookups closer together in one write,
+    and `lance:N` faults count writes); killed as `fault` says."""
     wire = Wire([sys.executable, str(FAULTY_MEM), "--vault", str(vault), "lsp"],
                 work / f"t{number}-lsp.err", env=env)
     if fault.startswith("timer"):
@@ -139,6 +142,7 @@ def _lsp_trial(vault: Path | str, number: int, rng: random.Random, work: Path, f
                 acked.add(_occurrence_sha(failure, uri, line))
             else:
                 unacked.append(card)
+            time.sleep(APPLY_AFTER_S + 0.5)
     except (OSError, ValueError, queue.Empty):   # the server died under us: the trial's point
         pass
     if wire.proc.poll() is None:
