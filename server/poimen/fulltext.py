@@ -129,9 +129,9 @@ def _folded(word: str) -> str:
 @dataclass
 class Rows:
     """The table's rows as the index holds them, in table order: sha, level (its code,
-    `store.level_codes`), live (not superseded), the byte length of the text read (a row's text only grows, when
-    evidence is added to a lesson) and its words (`span`: each row's slice of `terms`
-    and `counts`)."""
+    `store.level_codes`), live (not superseded), the byte length of the text read (a
+    row's text only grows, when evidence is added to a lesson) and its words (`span`:
+    each row's slice of `terms` and `counts`)."""
 
     sha: np.ndarray
     level: np.ndarray

@@ -158,6 +158,22 @@ def _since(tbl, fragment: int, where: str | None, columns: list[str]) -> tuple[p
     return rows.drop_columns(["_rowid"]), max(fragment, newest)
 
 
+def _keyed(tbl, where: str | None, columns: list[str], held: KeyedRows | None,
+           make) -> KeyedRows | None:
+    """A `KeyedRows` copy of `tbl`'s rows (those `where` selects), None past MAX_ROWS:
+    `held` with the rows of newer fragments after its own, or `make(rows, fragment)` of
+    every row when nothing is held or the count disagrees (a rebuild, a compaction, a
+    row rewritten by an update)."""
+    count = tbl.count_rows(where)
+    if count > MAX_ROWS:
+        return None
+    if held is not None:
+        rows, fragment = _since(tbl, held.fragment, where, columns)
+        if held.table.num_rows + rows.num_rows == count:
+            return held.extend(rows, fragment)
+    return make(*_since(tbl, -1, where, columns))
+
+
 class MemoryRows(dict):
     """The memories copy: sha -> MemoryRow, and the newest fragment read (`_since`)."""
 
@@ -268,44 +284,24 @@ class Resident:
 
     def _evidence(self, load: bool = False) -> KeyedRows | None:
         """Evidence rows without their text (`CARD_COLUMNS`): what a card says of the
-        records its lessons cite. Grown as the memories copy is; loaded first only by
-        `prime` (with the full-text copy, after a server's first answer), never on a
-        card's path."""
+        records its lessons cite, grown by newer fragments (`_keyed`); loaded first
+        only by `prime` (with the full-text copy, after a server's first answer), never
+        on a card's path."""
         if not load and "evidence" not in self._copies:
             return None
-        where = "level = 'L0'"
 
-        def read(tbl):
-            if tbl.count_rows(where) > MAX_ROWS:
-                return None
-            rows, fragment = _since(tbl, -1, where, CARD_COLUMNS)
-            return KeyedRows(rows, BY_SHA, fragment=fragment)
-
-        def grow(tbl, held):
-            rows, fragment = _since(tbl, held.fragment, where, CARD_COLUMNS)
-            if held.table.num_rows + rows.num_rows != tbl.count_rows(where) or \
-                    held.table.num_rows + rows.num_rows > MAX_ROWS:
-                return read(tbl)
-            return held.extend(rows, fragment)
-        return self._copy("evidence", read, grow, "memories", wait=load)
+        def read(tbl, held=None):
+            return _keyed(tbl, "level = 'L0'", CARD_COLUMNS, held, lambda rows, fragment:
+                          KeyedRows(rows, BY_SHA, fragment=fragment))
+        return self._copy("evidence", read, read, "memories", wait=load)
 
     def _signatures(self, wait: bool = False) -> KeyedRows | None:
-        def load(tbl):
-            if tbl.count_rows() > MAX_ROWS:
-                return None
-            rows, fragment = _since(tbl, -1, None, list(SIGNATURES.names))
-            return KeyedRows(rows, BY_SIG, BY_MEMORY, BY_ERROR, fragment=fragment,
-                             derived={BY_CLAUSE: ("message", clause_keys)})
-
-        def grow(tbl, held):
-            """Links are only added (the first link stands): the rows of newer fragments
-            join the held ones; a count that disagrees loads anew."""
-            rows, fragment = _since(tbl, held.fragment, None, list(SIGNATURES.names))
-            if held.table.num_rows + rows.num_rows != tbl.count_rows() or \
-                    held.table.num_rows + rows.num_rows > MAX_ROWS:
-                return load(tbl)
-            return held.extend(rows, fragment)
-        return self._copy("signatures", load, grow, wait=wait)
+        """Signature links; only added (the first link stands), so grown."""
+        def read(tbl, held=None):
+            return _keyed(tbl, None, list(SIGNATURES.names), held, lambda rows, fragment:
+                          KeyedRows(rows, BY_SIG, BY_MEMORY, BY_ERROR, fragment=fragment,
+                                    derived={BY_CLAUSE: ("message", clause_keys)}))
+        return self._copy("signatures", read, read, wait=wait)
 
     def _vectors(self, wait: bool = False):
         def load(tbl):
